@@ -1,0 +1,40 @@
+#pragma once
+// How a scenario describes its mesh, independent of the element type a method wants: the same
+// box or surface can become hexahedra (hexmg, tled) or tetrahedra (bcsr-pcg, corot-cg, ...).
+#include <array>
+#include <filesystem>
+#include <string>
+
+#include "meshes/mesh.h"
+
+namespace eb::mesh {
+
+struct MeshSpec {
+  // "box": an axis-aligned box; "file": a volume or surface mesh file (surfaces are voxelized
+  // for hexahedra or tetrahedralized for tetrahedra); "sphere": the unit-sphere tetrahedral
+  // meshes of Cecka 2011 (refinement level below).
+  std::string source = "box";
+  std::string file;                  // for source = "file"; relative paths use the data dir
+  Vec3 origin{0.0, 0.0, 0.0};        // box corner
+  Vec3 size{1.0, 1.0, 1.0};          // box extent (m)
+  double element_size = 0.0;         // target edge length (m); wins over elements_per_edge
+  int elements_per_edge = 0;         // box: elements along every axis
+  int target_elements = 0;           // voxelization of a surface: aim for this many hexahedra
+  int tets_per_cube = 6;             // box/voxel tetrahedralization: 5 or 6
+  int refinement = 0;                // sphere: 0..3
+  double scale = 1.0;                // applied to file coordinates (e.g. mm -> m: 0.001)
+  Vec3 translate{0.0, 0.0, 0.0};     // applied after scale
+};
+
+// Where third-party mesh files are looked for: --data-dir, else $ELASTOBENCH_DATA, else
+// ../shared/data/meshes beside the source tree.
+std::filesystem::path default_data_dir();
+std::filesystem::path resolve_data_file(const std::string& file, const std::filesystem::path& data_dir);
+
+// Number of box elements per axis from element_size / elements_per_edge.
+std::array<int, 3> box_divisions(const MeshSpec& spec);
+
+HexMesh build_hex_mesh(const MeshSpec& spec, const std::filesystem::path& data_dir);
+TetMesh build_tet_mesh(const MeshSpec& spec, const std::filesystem::path& data_dir);
+
+}  // namespace eb::mesh
