@@ -1,0 +1,120 @@
+#include <algorithm>
+#include <mutex>
+
+#include "meshes/errors.h"
+#include "solvers/common/scenario.h"
+
+namespace eb {
+namespace {
+
+// The two foundation scenarios. Paper experiments register more through
+// register_builtin_scenario().
+const char* kCantilever = R"(name = "cantilever"
+description = """Beam 1 m along x with a 0.1 m x 0.1 m cross-section, clamped at x = 0, sagging under \
+gravity until it comes to rest. Euler-Bernoulli: tip deflection q L^4 / (8 E I) = 14.7 mm, \
+q = rho g A."""
+
+[mesh]
+source = "box"
+origin = [0.0, 0.0, 0.0]
+size = [1.0, 0.1, 0.1]
+element_size = 0.02
+
+[material]
+youngs_modulus = 1.0e8
+poisson_ratio = 0.3
+density = 1000.0
+
+[boundary]
+gravity = [0.0, 0.0, -9.81]
+
+[[boundary.fixed]]
+components = "xyz"
+where = { kind = "plane", point = [0.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0] }
+
+[time]
+dt = 0.005
+end_time = 10.0
+damping = 40.0
+until_rest = true
+rest_velocity = 1.0e-5
+
+[output]
+probes = [ { name = "tip", position = [1.0, 0.05, 0.05] } ]
+)";
+
+const char* kCubeCompression = R"(name = "cube-compression"
+description = """Strbac, Vander Sloten & Famaey 2015: a 50 mm neo-Hookean cube compressed to 20% \
+strain over 5 s with a smooth loading curve. Bottom face fixed in z, top face prescribed in z, \
+two bottom corners pinned in-plane only to remove rigid motion without restraining lateral \
+expansion. rho = 1000 kg/m^3, E = 30 kPa, nu = 0.45 (mu ~ 10.3 kPa, kappa = 100 kPa)."""
+
+[mesh]
+source = "box"
+origin = [0.0, 0.0, 0.0]
+size = [0.05, 0.05, 0.05]
+elements_per_edge = 10
+
+[material]
+youngs_modulus = 30000.0
+poisson_ratio = 0.45
+density = 1000.0
+
+[[boundary.fixed]]
+components = "z"
+where = { kind = "plane", point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] }
+
+[[boundary.fixed]]
+components = "xy"
+where = { kind = "box", min = [0.0, 0.0, 0.0], max = [0.0, 0.0, 0.0] }
+
+[[boundary.fixed]]
+components = "y"
+where = { kind = "box", min = [0.05, 0.0, 0.0], max = [0.05, 0.0, 0.0] }
+
+[[boundary.prescribed]]
+components = "z"
+displacement = [0.0, 0.0, -0.01]
+where = { kind = "plane", point = [0.0, 0.0, 0.05], normal = [0.0, 0.0, 1.0] }
+curve = { shape = "smooth", start = 0.0, duration = 5.0 }
+
+[time]
+dt = 0.0
+end_time = 5.0
+
+[output]
+probes = [ { name = "corner", position = [0.05, 0.05, 0.05] } ]
+)";
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<BuiltinScenario>& registry() {
+  static std::vector<BuiltinScenario> list = {
+      {"cantilever", "beam under gravity, clamped at one end, run to rest (tip deflection 14.7 mm)", kCantilever},
+      {"cube-compression", "Strbac 2015 50 mm cube, 20% compression over 5 s", kCubeCompression},
+  };
+  return list;
+}
+
+}  // namespace
+
+const std::vector<BuiltinScenario>& builtin_scenarios() { return registry(); }
+
+void register_builtin_scenario(BuiltinScenario scenario) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto& list = registry();
+  for (const auto& s : list)
+    if (s.name == scenario.name) throw std::logic_error("built-in scenario registered twice: " + s.name);
+  list.push_back(std::move(scenario));
+}
+
+const BuiltinScenario* find_builtin_scenario(const std::string& name) {
+  for (const auto& s : registry())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+}  // namespace eb

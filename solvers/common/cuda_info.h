@@ -1,0 +1,28 @@
+#pragma once
+// CUDA device discovery that plain C++ code can include. In a build without CUDA every query
+// reports "no device" with the reason, so callers need no #ifdefs.
+#include <cstddef>
+#include <string>
+
+namespace eb {
+
+struct GpuInfo {
+  bool usable = false;
+  std::string reason;  // why not usable
+  std::string name;
+  int compute_major = 0, compute_minor = 0;
+  std::size_t total_memory = 0;
+  int multiprocessors = 0;
+  std::size_t l2_bytes = 0;
+  int driver_version = 0;   // e.g. 13000
+  int runtime_version = 0;
+};
+
+bool cuda_compiled();
+int cuda_device_count();  // 0 when no device, no driver, or no CUDA build
+GpuInfo cuda_device_info(int device = 0);
+// Bytes currently / at most held in DeviceBuffer allocations in this process.
+std::size_t cuda_tracked_bytes();
+std::size_t cuda_peak_tracked_bytes();
+
+}  // namespace eb

@@ -1,0 +1,14 @@
+// Built only when the CUDA backends are not compiled in.
+#include "solvers/common/cuda_info.h"
+
+namespace eb {
+bool cuda_compiled() { return false; }
+int cuda_device_count() { return 0; }
+GpuInfo cuda_device_info(int) {
+  GpuInfo g;
+  g.reason = "this build has no CUDA backends (configured without nvcc)";
+  return g;
+}
+std::size_t cuda_tracked_bytes() { return 0; }
+std::size_t cuda_peak_tracked_bytes() { return 0; }
+}  // namespace eb

@@ -1,0 +1,636 @@
+#include "solvers/common/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "meshes/errors.h"
+
+namespace eb {
+
+// ---------------------------------------------------------------------------------------------
+// Field lists. Each struct's keys are named exactly once, here; the strict reader, the writer
+// and the documentation all walk these lists, so they cannot drift apart.
+// ---------------------------------------------------------------------------------------------
+template <class V> void visit(V& v, NodeSelector& s) {
+  v("kind", s.kind);
+  v("min", s.min);
+  v("max", s.max);
+  v("point", s.point);
+  v("normal", s.normal);
+  v("tolerance", s.tolerance);
+}
+template <class V> void visit(V& v, LoadCurve& c) {
+  v("shape", c.shape);
+  v("start", c.start);
+  v("duration", c.duration);
+}
+template <class V> void visit(V& v, FixedBC& f) {
+  v("where", f.where);
+  v("components", f.components);
+}
+template <class V> void visit(V& v, PrescribedBC& p) {
+  v("where", p.where);
+  v("components", p.components);
+  v("displacement", p.displacement);
+  v("curve", p.curve);
+}
+template <class V> void visit(V& v, PointForce& p) {
+  v("position", p.position);
+  v("force", p.force);
+  v("curve", p.curve);
+}
+template <class V> void visit(V& v, SurfaceForce& s) {
+  v("where", s.where);
+  v("traction", s.traction);
+  v("curve", s.curve);
+}
+template <class V> void visit(V& v, GroundSpec& g) {
+  v("enabled", g.enabled);
+  v("height", g.height);
+}
+template <class V> void visit(V& v, BoundarySpec& b) {
+  v("fixed", b.fixed);
+  v("prescribed", b.prescribed);
+  v("gravity", b.gravity);
+  v("point_forces", b.point_forces);
+  v("surface_forces", b.surface_forces);
+  v("ground", b.ground);
+}
+template <class V> void visit(V& v, DamageSpec& d) {
+  v("enabled", d.enabled);
+  v("gamma", d.gamma);
+  v("m", d.m);
+  v("psi0", d.psi0);
+}
+template <class V> void visit(V& v, MaterialOverride& o) {
+  v("min", o.min);
+  v("max", o.max);
+  v("material_id", o.material_id);
+  v("youngs_modulus", o.youngs_modulus);
+  v("poisson_ratio", o.poisson_ratio);
+  v("density", o.density);
+}
+template <class V> void visit(V& v, MaterialSpec& m) {
+  v("youngs_modulus", m.youngs_modulus);
+  v("poisson_ratio", m.poisson_ratio);
+  v("lame_lambda", m.lame_lambda);
+  v("lame_mu", m.lame_mu);
+  v("shear_modulus", m.shear_modulus);
+  v("bulk_modulus", m.bulk_modulus);
+  v("density", m.density);
+  v("damage", m.damage);
+  v("overrides", m.overrides);
+}
+template <class V> void visit(V& v, TimeSpec& t) {
+  v("dt", t.dt);
+  v("steps", t.steps);
+  v("end_time", t.end_time);
+  v("damping", t.damping);
+  v("courant", t.courant);
+  v("until_rest", t.until_rest);
+  v("rest_velocity", t.rest_velocity);
+  v("max_steps", t.max_steps);
+}
+template <class V> void visit(V& v, SolverSpec& s) {
+  v("variant", s.variant);
+  v("max_iterations", s.max_iterations);
+  v("tolerance", s.tolerance);
+  v("cycles", s.cycles);
+  v("pre_smooth", s.pre_smooth);
+  v("post_smooth", s.post_smooth);
+  v("texture", s.texture);
+  v("convergence_rate", s.convergence_rate);
+  v("assembly", s.assembly);
+}
+template <class V> void visit(V& v, ProbeSpec& p) {
+  v("name", p.name);
+  v("position", p.position);
+}
+template <class V> void visit(V& v, OutputSpec& o) {
+  v("vtk_every", o.vtk_every);
+  v("probe_every", o.probe_every);
+  v("probes", o.probes);
+  v("render_surface", o.render_surface);
+}
+template <class V> void visit(V& v, mesh::MeshSpec& m) {
+  v("source", m.source);
+  v("file", m.file);
+  v("origin", m.origin);
+  v("size", m.size);
+  v("element_size", m.element_size);
+  v("elements_per_edge", m.elements_per_edge);
+  v("target_elements", m.target_elements);
+  v("tets_per_cube", m.tets_per_cube);
+  v("refinement", m.refinement);
+  v("scale", m.scale);
+  v("translate", m.translate);
+}
+template <class V> void visit(V& v, Scenario& s) {
+  v("name", s.name);
+  v("description", s.description);
+  v("mesh", s.mesh);
+  v("material", s.material);
+  v("boundary", s.boundary);
+  v("time", s.time);
+  v("solver", s.solver);
+  v("output", s.output);
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string join_key(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
+
+const char* json_type_name(const json& j) {
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number_integer()) return "an integer";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  if (j.is_object()) return "a table";
+  return "null";
+}
+
+template <class T> struct IsVector : std::false_type {};
+template <class T> struct IsVector<std::vector<T>> : std::true_type {};
+template <class T> struct IsOptional : std::false_type {};
+template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
+
+// Reader: fills a struct from a JSON object, remembering which keys were consumed.
+class StrictReader {
+ public:
+  StrictReader(const json& obj, std::string path, const std::string& origin)
+      : obj_(obj), path_(std::move(path)), origin_(origin) {}
+
+  template <class T> void operator()(const char* key, T& value) {
+    seen_.insert(key);
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return;
+    read(*it, value, join_key(path_, key));
+  }
+
+  void finish() const {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!seen_.count(it.key())) {
+        std::ostringstream known;
+        for (const auto& k : seen_) known << (known.tellp() ? ", " : "") << k;
+        throw InputError(origin_ + ": unknown key '" + join_key(path_, it.key()) + "' (valid keys here: " +
+                         known.str() + ")");
+      }
+  }
+
+  template <class T> void read(const json& j, T& value, const std::string& key) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!j.is_boolean()) fail(key, "a boolean (true/false)", j);
+      value = j.get<bool>();
+    } else if constexpr (std::is_same_v<T, int>) {
+      if (!j.is_number_integer()) fail(key, "an integer", j);
+      const auto v = j.get<int64_t>();
+      if (v < INT32_MIN || v > INT32_MAX) throw InputError(origin_ + ": key '" + key + "' is out of range");
+      value = int(v);
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (!j.is_number()) fail(key, "a number", j);
+      value = j.get<double>();
+      if (!std::isfinite(value)) throw InputError(origin_ + ": key '" + key + "' must be finite");
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!j.is_string()) fail(key, "a string", j);
+      value = j.get<std::string>();
+    } else if constexpr (std::is_same_v<T, Vec3>) {
+      if (!j.is_array() || j.size() != 3) fail(key, "an array of 3 numbers", j);
+      for (int d = 0; d < 3; ++d) read(j[d], value[d], key + "[" + std::to_string(d) + "]");
+    } else if constexpr (IsOptional<T>::value) {
+      typename T::value_type inner{};
+      read(j, inner, key);
+      value = inner;
+    } else if constexpr (IsVector<T>::value) {
+      if (!j.is_array()) fail(key, "an array", j);
+      value.clear();
+      for (size_t i = 0; i < j.size(); ++i) {
+        typename T::value_type item{};
+        read(j[i], item, key + "." + std::to_string(i));
+        value.push_back(std::move(item));
+      }
+    } else {
+      if (!j.is_object()) fail(key, "a table", j);
+      StrictReader sub(j, key, origin_);
+      visit(sub, value);
+      sub.finish();
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& key, const char* expected, const json& got) const {
+    throw InputError(origin_ + ": key '" + key + "' must be " + expected + ", got " + json_type_name(got) +
+                     " (" + got.dump() + ")");
+  }
+  const json& obj_;
+  std::string path_;
+  const std::string& origin_;
+  std::set<std::string> seen_;
+};
+
+class Writer {
+ public:
+  explicit Writer(json& out) : out_(out) { out_ = json::object(); }
+  template <class T> void operator()(const char* key, T& value) {
+    if constexpr (IsOptional<T>::value) {
+      if (value) out_[key] = write(*value);
+    } else {
+      out_[key] = write(value);
+    }
+  }
+  template <class T> static json write(T& value) {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, std::string>) {
+      return value;
+    } else if constexpr (std::is_same_v<T, Vec3>) {
+      return json::array({value[0], value[1], value[2]});
+    } else if constexpr (IsVector<T>::value) {
+      json a = json::array();
+      for (auto& item : value) a.push_back(write(item));
+      return a;
+    } else {
+      json o;
+      Writer w(o);
+      visit(w, value);
+      return o;
+    }
+  }
+
+ private:
+  json& out_;
+};
+
+bool one_of(const std::string& v, std::initializer_list<const char*> options) {
+  return std::any_of(options.begin(), options.end(), [&](const char* o) { return v == o; });
+}
+
+std::string options_text(std::initializer_list<const char*> options) {
+  std::string s;
+  for (const char* o : options) s += (s.empty() ? "" : ", ") + std::string(o);
+  return s;
+}
+
+void check_enum(const std::string& key, const std::string& value, std::initializer_list<const char*> options) {
+  if (!one_of(value, options))
+    throw InputError("scenario key '" + key + "' is '" + value + "' (valid: " + options_text(options) + ")");
+}
+
+void check_components(const std::string& key, const std::string& c) {
+  if (c.empty() || c.find_first_not_of("xyz") != std::string::npos)
+    throw InputError("scenario key '" + key + "' must be a non-empty combination of x, y, z; got '" + c + "'");
+}
+
+void check_selector(const std::string& key, const NodeSelector& s) {
+  check_enum(key + ".kind", s.kind, {"box", "plane", "all"});
+  if (s.tolerance < 0) throw InputError("scenario key '" + key + ".tolerance' must be >= 0");
+  if (s.kind == "plane" && s.normal[0] == 0 && s.normal[1] == 0 && s.normal[2] == 0)
+    throw InputError("scenario key '" + key + ".normal' must not be the zero vector");
+  if (s.kind == "box")
+    for (int d = 0; d < 3; ++d)
+      if (s.min[d] > s.max[d]) throw InputError("scenario key '" + key + "': min exceeds max along axis " + std::to_string(d));
+}
+
+void check_curve(const std::string& key, const LoadCurve& c) {
+  check_enum(key + ".shape", c.shape, {"smooth", "linear", "step"});
+  if (c.duration < 0) throw InputError("scenario key '" + key + ".duration' must be >= 0");
+}
+
+void positive(const std::string& key, double v) {
+  if (!(v > 0)) throw InputError("scenario key '" + key + "' must be positive, got " + std::to_string(v));
+}
+
+std::string read_file_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError("cannot open scenario file " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+json toml_to_json(const toml::node& node) {
+  if (const auto* t = node.as_table()) {
+    json o = json::object();
+    for (const auto& [k, v] : *t) o[std::string(k.str())] = toml_to_json(v);
+    return o;
+  }
+  if (const auto* a = node.as_array()) {
+    json arr = json::array();
+    for (const auto& v : *a) arr.push_back(toml_to_json(v));
+    return arr;
+  }
+  if (const auto* v = node.as_integer()) return v->get();
+  if (const auto* v = node.as_floating_point()) return v->get();
+  if (const auto* v = node.as_boolean()) return v->get();
+  if (const auto* v = node.as_string()) return v->get();
+  std::ostringstream where;
+  where << node.source().begin;
+  throw InputError("unsupported TOML value (dates and times are not scenario values) at " + where.str());
+}
+
+void json_to_toml(const json& j, toml::table& out);
+
+void json_value_to_toml_array(const json& j, toml::array& arr) {
+  for (const auto& v : j) {
+    if (v.is_object()) {
+      toml::table t;
+      json_to_toml(v, t);
+      arr.push_back(std::move(t));
+    } else if (v.is_array()) {
+      toml::array sub;
+      json_value_to_toml_array(v, sub);
+      arr.push_back(std::move(sub));
+    } else if (v.is_boolean()) {
+      arr.push_back(v.get<bool>());
+    } else if (v.is_number_integer()) {
+      arr.push_back(v.get<int64_t>());
+    } else if (v.is_number()) {
+      arr.push_back(v.get<double>());
+    } else if (v.is_string()) {
+      arr.push_back(v.get<std::string>());
+    }
+  }
+}
+
+void json_to_toml(const json& j, toml::table& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& v = it.value();
+    const std::string& k = it.key();
+    if (v.is_object()) {
+      toml::table t;
+      json_to_toml(v, t);
+      out.insert(k, std::move(t));
+    } else if (v.is_array()) {
+      toml::array a;
+      json_value_to_toml_array(v, a);
+      out.insert(k, std::move(a));
+    } else if (v.is_boolean()) {
+      out.insert(k, v.get<bool>());
+    } else if (v.is_number_integer()) {
+      out.insert(k, v.get<int64_t>());
+    } else if (v.is_number()) {
+      out.insert(k, v.get<double>());
+    } else if (v.is_string()) {
+      out.insert(k, v.get<std::string>());
+    }
+  }
+}
+
+}  // namespace
+
+double load_factor(const LoadCurve& c, double t) {
+  if (c.shape == "step") return t >= c.start ? 1.0 : 0.0;
+  if (c.duration <= 0) return t >= c.start ? 1.0 : 0.0;
+  const double s = std::clamp((t - c.start) / c.duration, 0.0, 1.0);
+  if (c.shape == "linear") return s;
+  return s * s * s * (10.0 + s * (-15.0 + 6.0 * s));
+}
+
+ElasticConstants elastic_constants(double E, double nu) {
+  if (!(E > 0)) throw InputError("Young's modulus must be positive, got " + std::to_string(E));
+  if (!(nu > -1.0 && nu < 0.5))
+    throw InputError("Poisson ratio must lie in (-1, 0.5), got " + std::to_string(nu));
+  const double mu = E / (2.0 * (1.0 + nu));
+  const double lambda = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu));
+  return {E, nu, lambda, mu, lambda + 2.0 * mu / 3.0};
+}
+
+ElasticConstants elastic_constants(const MaterialSpec& m) {
+  const bool en = m.youngs_modulus || m.poisson_ratio;
+  const bool lm = m.lame_lambda || m.lame_mu;
+  const bool gk = m.shear_modulus || m.bulk_modulus;
+  if (int(en) + int(lm) + int(gk) != 1)
+    throw InputError(
+        "material: give exactly one pair of elastic constants: (youngs_modulus, poisson_ratio), "
+        "(lame_lambda, lame_mu) or (shear_modulus, bulk_modulus)");
+  if (en) {
+    if (!m.youngs_modulus || !m.poisson_ratio)
+      throw InputError("material: youngs_modulus and poisson_ratio must be given together");
+    return elastic_constants(*m.youngs_modulus, *m.poisson_ratio);
+  }
+  double lambda, mu;
+  if (lm) {
+    if (!m.lame_lambda || !m.lame_mu) throw InputError("material: lame_lambda and lame_mu must be given together");
+    lambda = *m.lame_lambda;
+    mu = *m.lame_mu;
+  } else {
+    if (!m.shear_modulus || !m.bulk_modulus)
+      throw InputError("material: shear_modulus and bulk_modulus must be given together");
+    mu = *m.shear_modulus;
+    lambda = *m.bulk_modulus - 2.0 * mu / 3.0;
+  }
+  if (!(mu > 0)) throw InputError("material: the shear modulus must be positive");
+  const double bulk = lambda + 2.0 * mu / 3.0;
+  if (!(bulk > 0)) throw InputError("material: the bulk modulus must be positive");
+  const double E = mu * (3.0 * lambda + 2.0 * mu) / (lambda + mu);
+  const double nu = lambda / (2.0 * (lambda + mu));
+  return {E, nu, lambda, mu, bulk};
+}
+
+void validate_scenario(const Scenario& s) {
+  const auto& m = s.mesh;
+  check_enum("mesh.source", m.source, {"box", "file", "sphere"});
+  if (m.source == "file" && m.file.empty()) throw InputError("scenario key 'mesh.file' is required when mesh.source = \"file\"");
+  if (m.element_size < 0) throw InputError("scenario key 'mesh.element_size' must be >= 0");
+  if (m.elements_per_edge < 0) throw InputError("scenario key 'mesh.elements_per_edge' must be >= 0");
+  if (m.tets_per_cube != 5 && m.tets_per_cube != 6) throw InputError("scenario key 'mesh.tets_per_cube' must be 5 or 6");
+  if (m.refinement < 0 || m.refinement > 3) throw InputError("scenario key 'mesh.refinement' must be 0..3");
+  positive("mesh.scale", m.scale);
+  if (m.source == "box") {
+    for (int d = 0; d < 3; ++d) positive("mesh.size", m.size[d]);
+    if (m.element_size <= 0 && m.elements_per_edge <= 0)
+      throw InputError("a box mesh needs 'mesh.element_size' > 0 or 'mesh.elements_per_edge' > 0");
+  }
+
+  elastic_constants(s.material);
+  positive("material.density", s.material.density);
+  const auto& d = s.material.damage;
+  if (d.enabled) {
+    if (!(d.gamma >= 0 && d.gamma <= 1)) throw InputError("scenario key 'material.damage.gamma' must lie in [0, 1]");
+    positive("material.damage.m", d.m);
+    if (d.psi0 < 0) throw InputError("scenario key 'material.damage.psi0' must be >= 0");
+  }
+  for (size_t i = 0; i < s.material.overrides.size(); ++i) {
+    const auto& o = s.material.overrides[i];
+    const std::string key = "material.overrides." + std::to_string(i);
+    if (o.youngs_modulus) positive(key + ".youngs_modulus", *o.youngs_modulus);
+    if (o.density) positive(key + ".density", *o.density);
+    if (o.poisson_ratio && !(*o.poisson_ratio > -1 && *o.poisson_ratio < 0.5))
+      throw InputError("scenario key '" + key + ".poisson_ratio' must lie in (-1, 0.5)");
+  }
+
+  const auto& b = s.boundary;
+  for (size_t i = 0; i < b.fixed.size(); ++i) {
+    const std::string key = "boundary.fixed." + std::to_string(i);
+    check_selector(key + ".where", b.fixed[i].where);
+    check_components(key + ".components", b.fixed[i].components);
+  }
+  for (size_t i = 0; i < b.prescribed.size(); ++i) {
+    const std::string key = "boundary.prescribed." + std::to_string(i);
+    check_selector(key + ".where", b.prescribed[i].where);
+    check_components(key + ".components", b.prescribed[i].components);
+    check_curve(key + ".curve", b.prescribed[i].curve);
+  }
+  for (size_t i = 0; i < b.point_forces.size(); ++i)
+    check_curve("boundary.point_forces." + std::to_string(i) + ".curve", b.point_forces[i].curve);
+  for (size_t i = 0; i < b.surface_forces.size(); ++i) {
+    const std::string key = "boundary.surface_forces." + std::to_string(i);
+    check_selector(key + ".where", b.surface_forces[i].where);
+    check_curve(key + ".curve", b.surface_forces[i].curve);
+  }
+
+  const auto& t = s.time;
+  if (t.dt < 0) throw InputError("scenario key 'time.dt' must be >= 0 (0: the method chooses)");
+  if (t.steps < 0) throw InputError("scenario key 'time.steps' must be >= 0");
+  if (t.end_time < 0) throw InputError("scenario key 'time.end_time' must be >= 0");
+  if (t.damping < 0) throw InputError("scenario key 'time.damping' must be >= 0");
+  if (!(t.courant > 0 && t.courant <= 1)) throw InputError("scenario key 'time.courant' must lie in (0, 1]");
+  positive("time.max_steps", t.max_steps);
+  positive("time.rest_velocity", t.rest_velocity);
+  if (t.steps == 0 && t.end_time == 0 && !t.until_rest)
+    throw InputError("the scenario never stops: set time.steps, time.end_time or time.until_rest");
+
+  const auto& sv = s.solver;
+  positive("solver.max_iterations", sv.max_iterations);
+  positive("solver.tolerance", sv.tolerance);
+  if (sv.cycles < 1) throw InputError("scenario key 'solver.cycles' must be >= 1");
+  if (sv.pre_smooth < 0 || sv.post_smooth < 0) throw InputError("solver.pre_smooth/post_smooth must be >= 0");
+  if (sv.convergence_rate < 0 || sv.convergence_rate >= 1)
+    throw InputError("scenario key 'solver.convergence_rate' must lie in [0, 1)");
+
+  const auto& o = s.output;
+  if (o.vtk_every < 0) throw InputError("scenario key 'output.vtk_every' must be >= 0");
+  positive("output.probe_every", o.probe_every);
+  std::set<std::string> names;
+  for (size_t i = 0; i < o.probes.size(); ++i) {
+    if (o.probes[i].name.empty()) throw InputError("scenario key 'output.probes." + std::to_string(i) + ".name' is empty");
+    if (!names.insert(o.probes[i].name).second) throw InputError("duplicate probe name '" + o.probes[i].name + "'");
+  }
+}
+
+Scenario scenario_from_json(const nlohmann::json& doc, const std::string& origin) {
+  if (!doc.is_object()) throw InputError(origin + ": a scenario must be a table/object at the top level");
+  Scenario s;
+  StrictReader reader(doc, "", origin);
+  visit(reader, s);
+  reader.finish();
+  try {
+    validate_scenario(s);
+  } catch (const InputError& e) {
+    throw InputError(origin + ": " + e.what());
+  }
+  return s;
+}
+
+nlohmann::json scenario_to_json(const Scenario& s) {
+  Scenario copy = s;
+  return Writer::write(copy);
+}
+
+nlohmann::json parse_scenario_text(const std::string& text, const std::string& format, const std::string& origin) {
+  if (format == "json") {
+    try {
+      return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(origin + ": invalid JSON: " + e.what());
+    }
+  }
+  if (format == "toml") {
+    try {
+      return toml_to_json(toml::parse(text, origin));
+    } catch (const toml::parse_error& e) {
+      std::ostringstream msg;
+      msg << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": invalid TOML: "
+          << e.description();
+      throw InputError(msg.str());
+    }
+  }
+  throw InputError("unknown scenario format '" + format + "' (valid: toml, json)");
+}
+
+std::string scenario_to_toml(const Scenario& s) {
+  toml::table t;
+  json_to_toml(scenario_to_json(s), t);
+  std::ostringstream out;
+  out << toml::toml_formatter(t) << "\n";
+  return out.str();
+}
+
+void apply_override(nlohmann::json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set expects KEY=VALUE (e.g. mesh.elements_per_edge=20), got '" + assignment + "'");
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    value = text;  // an unquoted word is taken as a string
+  }
+  nlohmann::json* node = &doc;
+  std::stringstream path(key);
+  std::string part, walked;
+  std::vector<std::string> parts;
+  while (std::getline(path, part, '.')) parts.push_back(part);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p.empty()) throw InputError("--set: empty component in key '" + key + "'");
+    walked = walked.empty() ? p : walked + "." + p;
+    const bool last = i + 1 == parts.size();
+    if (node->is_array()) {
+      size_t idx;
+      try {
+        idx = std::stoul(p);
+      } catch (...) {
+        throw InputError("--set: '" + walked + "' indexes an array and must be a number");
+      }
+      if (idx > node->size()) throw InputError("--set: index " + p + " out of range in '" + walked + "'");
+      if (idx == node->size()) node->push_back(last ? value : nlohmann::json::object());
+      node = &(*node)[idx];
+      if (last) *node = value;
+    } else {
+      if (node->is_null()) *node = nlohmann::json::object();
+      if (!node->is_object()) throw InputError("--set: '" + walked + "' is inside a value that is not a table");
+      if (last)
+        (*node)[p] = value;
+      else
+        node = &(*node)[p];
+    }
+  }
+}
+
+Scenario load_scenario(const std::string& name_or_path, const std::vector<std::string>& overrides) {
+  nlohmann::json doc;
+  std::string origin;
+  const std::filesystem::path p(name_or_path);
+  const bool looks_like_path = p.has_extension() || name_or_path.find('/') != std::string::npos;
+  if (const auto* b = find_builtin_scenario(name_or_path); b && !looks_like_path) {
+    origin = "built-in scenario '" + b->name + "'";
+    doc = parse_scenario_text(b->toml, "toml", origin);
+  } else if (std::filesystem::exists(p)) {
+    origin = p.string();
+    const std::string ext = p.extension().string();
+    if (ext != ".toml" && ext != ".json")
+      throw InputError(origin + ": scenario files must end in .toml or .json");
+    doc = parse_scenario_text(read_file_text(p), ext == ".json" ? "json" : "toml", origin);
+  } else {
+    std::string names;
+    for (const auto& b2 : builtin_scenarios()) names += (names.empty() ? "" : ", ") + b2.name;
+    throw InputError("unknown scenario '" + name_or_path + "': not a built-in scenario (" + names +
+                     ") and no such file");
+  }
+  for (const auto& o : overrides) apply_override(doc, o);
+  if (!overrides.empty()) origin += " with --set overrides";
+  return scenario_from_json(doc, origin);
+}
+
+}  // namespace eb

@@ -1,0 +1,200 @@
+#pragma once
+// The scenario model shared by all methods: what is simulated (mesh, material, boundary
+// conditions, time integration, solver parameters, output). Scenarios are read from TOML or
+// JSON, validated strictly (unknown or ill-typed keys are errors naming the key) and can be
+// overridden key by key from the command line.
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "meshes/mesh.h"
+#include "meshes/mesh_spec.h"
+
+namespace eb {
+
+using mesh::Vec3;
+
+// Picks nodes: "box" takes nodes inside [min, max] (inclusive, widened by tolerance), "plane"
+// takes nodes within tolerance of the plane through `point` with `normal`, "all" takes every node.
+struct NodeSelector {
+  std::string kind = "box";
+  Vec3 min{-1e300, -1e300, -1e300};
+  Vec3 max{1e300, 1e300, 1e300};
+  Vec3 point{0.0, 0.0, 0.0};
+  Vec3 normal{1.0, 0.0, 0.0};
+  double tolerance = 0.0;  // metres; 0 means 1e-6 of the mesh's bounding-box diagonal
+};
+
+// A smooth load factor in [0, 1] over [start, start + duration]: "smooth" is the quintic
+// smooth step 10s^3 - 15s^4 + 6s^5 (zero velocity and acceleration at both ends), "linear" a
+// ramp, "step" full load at once.
+struct LoadCurve {
+  std::string shape = "smooth";
+  double start = 0.0;
+  double duration = 1.0;
+};
+double load_factor(const LoadCurve& curve, double t);
+
+struct FixedBC {
+  NodeSelector where;
+  std::string components = "xyz";
+};
+
+struct PrescribedBC {
+  NodeSelector where;
+  std::string components = "xyz";  // which displacement components are prescribed
+  Vec3 displacement{0.0, 0.0, 0.0};  // at full load
+  LoadCurve curve;
+};
+
+struct PointForce {
+  Vec3 position{0.0, 0.0, 0.0};  // applied at the nearest node
+  Vec3 force{0.0, 0.0, 0.0};     // N at full load
+  LoadCurve curve;
+};
+
+// Traction (Pa) on the boundary faces whose nodes are all selected, lumped to nodes by area.
+struct SurfaceForce {
+  NodeSelector where;
+  Vec3 traction{0.0, 0.0, 0.0};
+  LoadCurve curve;
+};
+
+// A rigid ground plane z = height: nodes may not go below it (methods that support contact).
+struct GroundSpec {
+  bool enabled = false;
+  double height = 0.0;
+};
+
+struct BoundarySpec {
+  std::vector<FixedBC> fixed;
+  std::vector<PrescribedBC> prescribed;
+  Vec3 gravity{0.0, 0.0, 0.0};
+  std::vector<PointForce> point_forces;
+  std::vector<SurfaceForce> surface_forces;
+  GroundSpec ground;
+};
+
+// Strbac 2015 Eqs. 19-22: d = gamma (1 - exp(-beta / m)), beta = running max of (Psi - psi0).
+struct DamageSpec {
+  bool enabled = false;
+  double gamma = 0.0;  // d_inf, the maximum damage
+  double m = 1.0;      // damage saturation parameter (J/m^3)
+  double psi0 = 0.0;   // energy threshold (J/m^3)
+};
+
+// Elements whose centroid lies in [min, max] (or whose mesh material id equals material_id,
+// when material_id >= 0) take these values instead of the defaults.
+struct MaterialOverride {
+  Vec3 min{-1e300, -1e300, -1e300};
+  Vec3 max{1e300, 1e300, 1e300};
+  int material_id = -1;
+  std::optional<double> youngs_modulus;
+  std::optional<double> poisson_ratio;
+  std::optional<double> density;
+};
+
+// Exactly one elastic pair is given: (youngs_modulus, poisson_ratio), (lame_lambda, lame_mu)
+// or (shear_modulus, bulk_modulus).
+struct MaterialSpec {
+  std::optional<double> youngs_modulus;
+  std::optional<double> poisson_ratio;
+  std::optional<double> lame_lambda;
+  std::optional<double> lame_mu;
+  std::optional<double> shear_modulus;
+  std::optional<double> bulk_modulus;
+  double density = 1000.0;
+  DamageSpec damage;
+  std::vector<MaterialOverride> overrides;
+};
+
+// All four elastic constants, resolved and checked.
+struct ElasticConstants {
+  double youngs_modulus, poisson_ratio, lambda, mu, bulk;
+};
+ElasticConstants elastic_constants(const MaterialSpec& m);
+ElasticConstants elastic_constants(double youngs_modulus, double poisson_ratio);
+
+struct TimeSpec {
+  double dt = 0.0;         // 0: the method's choice (explicit methods: stable step x courant)
+  int steps = 0;           // > 0 wins over end_time
+  double end_time = 0.0;   // s
+  double damping = 0.0;    // mass-proportional damping coefficient alpha (1/s), C = alpha M
+  double courant = 0.8;    // safety factor on the explicit stable step
+  bool until_rest = false; // stop once max |v| < rest_velocity (after the loads are fully on)
+  double rest_velocity = 1e-5;  // m/s
+  int max_steps = 1000000;
+};
+
+struct SolverSpec {
+  std::string variant;         // method-specific variant name (e.g. an assembly strategy)
+  int max_iterations = 100;    // inner linear solver
+  double tolerance = 1e-6;     // relative residual of the inner linear solver
+  int cycles = 2;              // multigrid V-cycles (or Newton iterations) per step
+  int pre_smooth = 2;
+  int post_smooth = 1;
+  bool texture = false;        // read displacements through the texture path (tled)
+  double convergence_rate = 0.0;  // tled: Cr of the mass-damped central difference (0: derive from damping)
+  std::string assembly;        // nr-neohookean: "globalnz" | "sharednz"
+};
+
+struct ProbeSpec {
+  std::string name;
+  Vec3 position{0.0, 0.0, 0.0};
+};
+
+struct OutputSpec {
+  int vtk_every = 0;    // 0: no VTK (the CLI's --vtk-every sets it); the last step is always written
+  int probe_every = 1;  // probe/time-series sampling interval in steps
+  std::vector<ProbeSpec> probes;
+  std::string render_surface;  // optional high-resolution surface bound to the mesh for output
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  mesh::MeshSpec mesh;
+  MaterialSpec material;
+  BoundarySpec boundary;
+  TimeSpec time;
+  SolverSpec solver;
+  OutputSpec output;
+};
+
+// --- reading, writing, overriding -------------------------------------------------------------
+
+// Strictly converts a JSON document to a Scenario: throws InputError naming the dotted key of
+// any unknown or ill-typed entry (`origin` names the file for messages), then validates values.
+Scenario scenario_from_json(const nlohmann::json& doc, const std::string& origin);
+nlohmann::json scenario_to_json(const Scenario& s);
+
+// Parses TOML or JSON text (chosen by `format`: "toml" or "json") into a JSON document.
+nlohmann::json parse_scenario_text(const std::string& text, const std::string& format, const std::string& origin);
+std::string scenario_to_toml(const Scenario& s);
+
+// Applies "a.b.c=value" (value is a JSON/TOML literal: number, true/false, [1,2,3], "text"; an
+// unquoted word is a string). Arrays are indexed by number: "output.probes.0.position=[1,0,0]".
+void apply_override(nlohmann::json& doc, const std::string& assignment);
+
+// Loads a scenario by built-in name or file path, applies overrides, validates.
+Scenario load_scenario(const std::string& name_or_path, const std::vector<std::string>& overrides);
+
+// Semantic checks (positive moduli, Poisson ratio range, known enum strings...).
+void validate_scenario(const Scenario& s);
+
+// --- built-in scenarios -------------------------------------------------------------------------
+struct BuiltinScenario {
+  std::string name;
+  std::string summary;
+  std::string toml;  // the full text a user can start from
+};
+const std::vector<BuiltinScenario>& builtin_scenarios();
+// Paper experiments add their own named scenarios (call before the CLI parses arguments).
+void register_builtin_scenario(BuiltinScenario scenario);
+const BuiltinScenario* find_builtin_scenario(const std::string& name);
+
+}  // namespace eb
