@@ -1,5 +1,6 @@
 #include "meshes/binary_util.h"
 
+#include <array>
 #include <charconv>
 
 #include <zlib.h>
@@ -30,7 +31,7 @@ void convert_to_double(std::string_view t, const char* p, size_t count, bool le,
   }
 }
 
-std::string base64_decode(std::string_view text, size_t* consumed) {
+std::string base64_decode(std::string_view text) {
   static const auto table = [] {
     std::array<int8_t, 256> t{};
     t.fill(-1);
@@ -46,9 +47,10 @@ std::string base64_decode(std::string_view text, size_t* consumed) {
   for (; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c == '=') {
-      // Padding ends this base64 stream; VTK starts a new one for the data after a header.
-      while (i < text.size() && text[i] == '=') ++i;
-      break;
+      // Padding ends one base64 stream; VTK encodes a block header and its data separately.
+      acc = 0;
+      bits = 0;
+      continue;
     }
     const int v = table[c];
     if (v < 0) continue;  // whitespace
@@ -59,7 +61,6 @@ std::string base64_decode(std::string_view text, size_t* consumed) {
       out.push_back(char((acc >> bits) & 0xff));
     }
   }
-  if (consumed) *consumed = i;
   return out;
 }
 

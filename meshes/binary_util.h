@@ -42,7 +42,8 @@ size_t vtk_type_size(std::string_view type);
 // Converts `count` values of VTK XML type `type` at p to double.
 void convert_to_double(std::string_view type, const char* p, size_t count, bool little_endian, double* out);
 
-std::string base64_decode(std::string_view text, size_t* consumed = nullptr);
+// Decodes one or more concatenated base64 streams (each may end in "=" padding).
+std::string base64_decode(std::string_view text);
 // zlib inflate of `in` into exactly `out_size` bytes; false on corrupt data.
 bool zlib_inflate(const char* in, size_t in_size, char* out, size_t out_size);
 

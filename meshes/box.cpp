@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "meshes/errors.h"
+#include "meshes/geometry.h"
 
 namespace eb::mesh {
 namespace {
@@ -35,17 +36,33 @@ std::vector<Vec3> lattice_nodes(const Vec3& origin, const Vec3& size,
   return nodes;
 }
 
-double signed_volume(const std::vector<Vec3>& x, const std::array<int32_t, 4>& t) {
-  const Vec3 &a = x[t[0]], &b = x[t[1]], &c = x[t[2]], &d = x[t[3]];
-  const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-  const double v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-  const double w[3] = {d[0] - a[0], d[1] - a[1], d[2] - a[2]};
-  return (u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) +
-          u[2] * (v[0] * w[1] - v[1] * w[0])) /
-         6.0;
-}
-
 }  // namespace
+
+void append_cube_tets(const std::vector<Vec3>& nodes, const std::array<int32_t, 8>& c, int parity, int tets_per_cube,
+                      std::vector<std::array<int32_t, 4>>& out) {
+  // Six tets around the diagonal 0-6 (Kuhn triangulation): consistent across all cubes.
+  static constexpr int kSix[6][4] = {{0, 1, 2, 6}, {0, 2, 3, 6}, {0, 3, 7, 6},
+                                     {0, 7, 4, 6}, {0, 4, 5, 6}, {0, 5, 1, 6}};
+  // Five tets: a central tet plus four corners. The mirrored variant is used on odd cells.
+  static constexpr int kFiveEven[5][4] = {{0, 1, 3, 4}, {1, 2, 3, 6}, {1, 4, 5, 6},
+                                          {3, 4, 6, 7}, {1, 3, 4, 6}};
+  static constexpr int kFiveOdd[5][4] = {{0, 1, 2, 5}, {0, 2, 3, 7}, {0, 4, 5, 7},
+                                         {2, 5, 6, 7}, {0, 2, 5, 7}};
+  const auto emit = [&](const int (*table)[4], int count) {
+    for (int t = 0; t < count; ++t) {
+      std::array<int32_t, 4> tet{c[size_t(table[t][0])], c[size_t(table[t][1])], c[size_t(table[t][2])],
+                                 c[size_t(table[t][3])]};
+      const auto& x = nodes;
+      if (tet_signed_volume(x[size_t(tet[0])], x[size_t(tet[1])], x[size_t(tet[2])], x[size_t(tet[3])]) < 0)
+        std::swap(tet[2], tet[3]);
+      out.push_back(tet);
+    }
+  };
+  if (tets_per_cube == 6)
+    emit(kSix, 6);
+  else
+    emit(parity == 0 ? kFiveEven : kFiveOdd, 5);
+}
 
 HexMesh make_box_hex(const Vec3& origin, const Vec3& size, const std::array<int, 3>& n) {
   check_box(size, n);
@@ -76,30 +93,12 @@ TetMesh make_box_tet(const Vec3& origin, const Vec3& size, const std::array<int,
   const auto id = [&](int i, int j, int k) {
     return int32_t((size_t(k) * (n[1] + 1) + j) * (n[0] + 1) + i);
   };
-  // Six tets around the diagonal 0-6 (Kuhn triangulation): consistent across all cubes.
-  static constexpr int kSix[6][4] = {{0, 1, 2, 6}, {0, 2, 3, 6}, {0, 3, 7, 6},
-                                     {0, 7, 4, 6}, {0, 4, 5, 6}, {0, 5, 1, 6}};
-  // Five tets: a central tet plus four corners. The mirrored variant is used on odd cells.
-  static constexpr int kFiveEven[5][4] = {{0, 1, 3, 4}, {1, 2, 3, 6}, {1, 4, 5, 6},
-                                          {3, 4, 6, 7}, {1, 3, 4, 6}};
-  static constexpr int kFiveOdd[5][4] = {{0, 1, 2, 5}, {0, 2, 3, 7}, {0, 4, 5, 7},
-                                         {2, 5, 6, 7}, {0, 2, 5, 7}};
   for (int k = 0; k < n[2]; ++k)
     for (int j = 0; j < n[1]; ++j)
       for (int i = 0; i < n[0]; ++i) {
-        int32_t c[8];
-        for (int q = 0; q < 8; ++q) c[q] = id(i + kCorner[q][0], j + kCorner[q][1], k + kCorner[q][2]);
-        const auto emit = [&](const int (*table)[4], int count) {
-          for (int t = 0; t < count; ++t) {
-            std::array<int32_t, 4> tet{c[table[t][0]], c[table[t][1]], c[table[t][2]], c[table[t][3]]};
-            if (signed_volume(m.nodes, tet) < 0) std::swap(tet[2], tet[3]);
-            m.elems.push_back(tet);
-          }
-        };
-        if (tets_per_cube == 6)
-          emit(kSix, 6);
-        else
-          emit(((i + j + k) % 2 == 0) ? kFiveEven : kFiveOdd, 5);
+        std::array<int32_t, 8> c{};
+        for (int q = 0; q < 8; ++q) c[size_t(q)] = id(i + kCorner[q][0], j + kCorner[q][1], k + kCorner[q][2]);
+        append_cube_tets(m.nodes, c, (i + j + k) & 1, tets_per_cube, m.elems);
       }
   m.material.assign(m.elems.size(), 0);
   return m;
@@ -127,6 +126,24 @@ HexMesh voxel_to_hex(const VoxelMesh& voxels) {
     m.elems.push_back(e);
   }
   m.material = voxels.material.empty() ? std::vector<int32_t>(m.elems.size(), 0) : voxels.material;
+  return m;
+}
+
+TetMesh voxel_to_tet(const VoxelMesh& voxels, int tets_per_cube) {
+  if (tets_per_cube != 5 && tets_per_cube != 6)
+    throw InputError("tets_per_cube must be 5 or 6, got " + std::to_string(tets_per_cube));
+  const HexMesh hex = voxel_to_hex(voxels);
+  TetMesh m;
+  m.nodes = hex.nodes;
+  m.elems.reserve(hex.elems.size() * size_t(tets_per_cube));
+  for (size_t e = 0; e < hex.elems.size(); ++e) {
+    const auto& cell = voxels.cells[e];
+    // Parity of the absolute lattice position keeps the 5-tet face diagonals conforming.
+    const int parity = int(((int64_t(cell[0]) + cell[1] + cell[2]) % 2 + 2) % 2);
+    const size_t before = m.elems.size();
+    append_cube_tets(m.nodes, hex.elems[e], parity, tets_per_cube, m.elems);
+    m.material.insert(m.material.end(), m.elems.size() - before, hex.material[e]);
+  }
   return m;
 }
 

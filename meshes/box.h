@@ -17,4 +17,15 @@ TetMesh make_box_tet(const Vec3& origin, const Vec3& size, const std::array<int,
 // Hexahedral mesh of a voxel model with shared nodes (nodes numbered in order of first use).
 HexMesh voxel_to_hex(const VoxelMesh& voxels);
 
+// Regular tetrahedralization of a voxel model (Verschoor & Jalba 2012): every voxel is split
+// into 6 equal-volume tetrahedra around its main diagonal (or 5, not equal-size, alternating by
+// lattice parity). Conforming across voxels. Verschoor's optional step that merges interior
+// voxel blocks into larger tetrahedra is NOT implemented: all tetrahedra have the voxel's size.
+TetMesh voxel_to_tet(const VoxelMesh& voxels, int tets_per_cube = 6);
+
+// Splits one cube (corners c in VTK hexahedron order) into 5 or 6 positive tetrahedra.
+// `parity` (0/1) selects the mirrored 5-tet split so that neighbouring cubes conform.
+void append_cube_tets(const std::vector<Vec3>& nodes, const std::array<int32_t, 8>& c, int parity, int tets_per_cube,
+                      std::vector<std::array<int32_t, 4>>& out);
+
 }  // namespace eb::mesh

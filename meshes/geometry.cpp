@@ -21,7 +21,7 @@ double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
 void hex_jacobian(const std::array<Vec3, 8>& x, double u, double v, double w, Vec3 d[3]) {
   static constexpr int kC[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
                                    {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
-  for (auto& di : d) di = {0, 0, 0};
+  for (int a = 0; a < 3; ++a) d[a] = {0, 0, 0};
   const double p[3] = {u, v, w};
   for (int c = 0; c < 8; ++c) {
     double f[3], g[3];

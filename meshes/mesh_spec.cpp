@@ -5,6 +5,11 @@
 
 #include "meshes/box.h"
 #include "meshes/errors.h"
+#include "meshes/geometry.h"
+#include "meshes/gmsh_tet.h"
+#include "meshes/mesh_io.h"
+#include "meshes/sphere.h"
+#include "meshes/voxelize.h"
 
 #ifndef ELASTOBENCH_SOURCE_DIR
 #define ELASTOBENCH_SOURCE_DIR "."
@@ -45,17 +50,83 @@ std::array<int, 3> box_divisions(const MeshSpec& spec) {
   return n;
 }
 
+namespace {
+
+// Icosphere fine enough that voxelizing it matches the exact sphere to well below a voxel.
+constexpr int kSphereSubdivisions = 5;
+
+VoxelMesh voxelize_spec(const TriSurface& surface, const MeshSpec& spec, const std::string& source) {
+  if (spec.target_elements > 0) return voxelize_target(surface, size_t(spec.target_elements), source);
+  if (spec.element_size > 0.0) return voxelize(surface, spec.element_size, source);
+  throw InputError(source + ": voxelizing a surface needs mesh.target_elements > 0 or mesh.element_size > 0");
+}
+
+void check_source(const MeshSpec& spec) {
+  if (spec.source != "box" && spec.source != "file" && spec.source != "sphere")
+    throw InputError("mesh.source '" + spec.source + "' is unknown (valid: box, file, sphere)");
+  if (spec.tetrahedralizer != "voxel" && spec.tetrahedralizer != "gmsh")
+    throw InputError("mesh.tetrahedralizer '" + spec.tetrahedralizer + "' is unknown (valid: voxel, gmsh)");
+}
+
+// The file's contents, scaled and translated; surfaces come back in `surface`.
+MeshFile load_spec_file(const MeshSpec& spec, const std::filesystem::path& data_dir, std::string& name) {
+  const auto path = resolve_data_file(spec.file, data_dir);
+  name = path.string();
+  MeshFile f = read_mesh_file(path);
+  transform_nodes(f.nodes, spec.scale, spec.translate);
+  return f;
+}
+
+bool is_surface_only(const MeshFile& f) { return f.tets.empty() && f.hexes.empty(); }
+
+}  // namespace
+
 HexMesh build_hex_mesh(const MeshSpec& spec, const std::filesystem::path& data_dir) {
-  (void)data_dir;
-  if (spec.source == "box") return make_box_hex(spec.origin, spec.size, box_divisions(spec));
-  throw InputError("mesh.source '" + spec.source + "' cannot produce hexahedra (valid: box)");
+  check_source(spec);
+  HexMesh m;
+  std::string name = "mesh." + spec.source;
+  if (spec.source == "box") {
+    m = make_box_hex(spec.origin, spec.size, box_divisions(spec));
+    transform_nodes(m.nodes, spec.scale, spec.translate);
+  } else if (spec.source == "sphere") {
+    TriSurface s = make_icosphere(kSphereSubdivisions);
+    transform_nodes(s.nodes, spec.scale, spec.translate);
+    m = voxel_to_hex(voxelize_spec(s, spec, "unit sphere"));
+  } else {
+    const MeshFile f = load_spec_file(spec, data_dir, name);
+    if (is_surface_only(f))
+      m = voxel_to_hex(voxelize_spec(to_surface(f, name), spec, name));
+    else
+      m = to_hex_mesh(f, name);
+  }
+  check_hex_mesh(m, name);
+  return m;
 }
 
 TetMesh build_tet_mesh(const MeshSpec& spec, const std::filesystem::path& data_dir) {
-  (void)data_dir;
-  if (spec.source == "box")
-    return make_box_tet(spec.origin, spec.size, box_divisions(spec), spec.tets_per_cube);
-  throw InputError("mesh.source '" + spec.source + "' cannot produce tetrahedra (valid: box)");
+  check_source(spec);
+  TetMesh m;
+  std::string name = "mesh." + spec.source;
+  if (spec.source == "box") {
+    m = make_box_tet(spec.origin, spec.size, box_divisions(spec), spec.tets_per_cube);
+    transform_nodes(m.nodes, spec.scale, spec.translate);
+  } else if (spec.source == "sphere") {
+    m = make_sphere_tet(spec.refinement);
+    transform_nodes(m.nodes, spec.scale, spec.translate);
+  } else {
+    const MeshFile f = load_spec_file(spec, data_dir, name);
+    if (!is_surface_only(f)) {
+      m = to_tet_mesh(f, name);
+    } else if (spec.tetrahedralizer == "gmsh") {
+      TetrahedralizeOptions o;
+      o.size = spec.element_size;
+      m = tetrahedralize_surface(to_surface(f, name), o, name);
+    } else {
+      m = voxel_to_tet(voxelize_spec(to_surface(f, name), spec, name), spec.tets_per_cube);
+    }
+  }
+  check_tet_mesh(m, name);
+  return m;
 }
 
 }  // namespace eb::mesh

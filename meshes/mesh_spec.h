@@ -9,6 +9,22 @@
 
 namespace eb::mesh {
 
+// How each source becomes elements (build_hex_mesh / build_tet_mesh):
+//   box     hex: make_box_hex; tet: make_box_tet (tets_per_cube 5 or 6).
+//   file    a volume file (.vtu .vtk .msh .mesh .node/.ele) is used as it is: tetrahedra for
+//           build_tet_mesh, hexahedra for build_hex_mesh (a file with the other element type is
+//           an error). A surface file (.obj .off .stl .ply .vtp) must be closed and is
+//           hex: voxelized, to about target_elements voxels if > 0, else with voxel edge
+//                element_size;
+//           tet: tetrahedralizer = "voxel" (default, works in every build): voxelized as for
+//                hex, then each voxel split into tets_per_cube tetrahedra (Verschoor 2012; 6 gives
+//                equal-size tetrahedra; target_elements counts voxels); tetrahedralizer = "gmsh":
+//                Gmsh with target edge length element_size (needs ELASTOBENCH_HAVE_GMSH).
+//           The file's coordinates are scaled and translated first, so element_size is in the
+//           final units.
+//   sphere  tet: Cecka 2011 unit sphere at `refinement` 0..3 (see sphere.h); hex: a voxelized
+//           unit sphere (target_elements or element_size required). Then scaled/translated.
+// scale/translate apply to every source (identity by default).
 struct MeshSpec {
   // "box": an axis-aligned box; "file": a volume or surface mesh file (surfaces are voxelized
   // for hexahedra or tetrahedralized for tetrahedra); "sphere": the unit-sphere tetrahedral
@@ -24,6 +40,7 @@ struct MeshSpec {
   int refinement = 0;                // sphere: 0..3
   double scale = 1.0;                // applied to file coordinates (e.g. mm -> m: 0.001)
   Vec3 translate{0.0, 0.0, 0.0};     // applied after scale
+  std::string tetrahedralizer = "voxel";  // surface -> tetrahedra: "voxel" or "gmsh" (see above)
 };
 
 // Where third-party mesh files are looked for: --data-dir, else $ELASTOBENCH_DATA, else

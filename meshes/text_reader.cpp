@@ -99,6 +99,7 @@ std::string_view TextReader::rest_of_line() {
 
 bool TextReader::next_line(std::string_view& out) {
   if (pos_ >= data_.size()) return false;
+  last_line_ = line_;
   out = rest_of_line();
   return true;
 }

@@ -36,6 +36,8 @@ class TextReader {
   std::string_view rest_of_line();
   // Next full line (without '\r\n'); false at end of file.
   bool next_line(std::string_view& out);
+  // Number of the line last returned by next_line (for messages about it).
+  size_t last_line() const { return last_line_; }
 
   [[noreturn]] void fail(const std::string& message) const;
   [[noreturn]] void fail_at(size_t line, const std::string& message) const;
@@ -46,6 +48,7 @@ class TextReader {
   std::string data_;
   size_t pos_ = 0;
   size_t line_ = 1;
+  size_t last_line_ = 0;
   char comment_ = '\0';
 };
 
