@@ -39,7 +39,4 @@ class ExperimentRegistry {
 // eb_experiment_<folder> and `void register_experiment_<folder>(ExperimentRegistry&)`).
 ExperimentRegistry& experiments();
 
-// Writes `text` to `path` atomically (temp file in the same folder, then rename).
-void write_file_atomic(const std::filesystem::path& path, const std::string& text);
-
 }  // namespace eb

@@ -508,7 +508,7 @@ void validate_scenario(const Scenario& s) {
 
   const auto& o = s.output;
   if (o.vtk_every < 0) throw InputError("scenario key 'output.vtk_every' must be >= 0");
-  positive("output.probe_every", o.probe_every);
+  if (o.probe_every < 0) throw InputError("scenario key 'output.probe_every' must be >= 0");
   std::set<std::string> names;
   for (size_t i = 0; i < o.probes.size(); ++i) {
     if (o.probes[i].name.empty()) throw InputError("scenario key 'output.probes." + std::to_string(i) + ".name' is empty");

@@ -149,7 +149,7 @@ struct ProbeSpec {
 
 struct OutputSpec {
   int vtk_every = 0;    // 0: no VTK (the CLI's --vtk-every sets it); the last step is always written
-  int probe_every = 1;  // probe/time-series sampling interval in steps
+  int probe_every = 0;  // probe/time-series sampling interval in steps; 0: about 200 samples per run
   std::vector<ProbeSpec> probes;
   std::string render_surface;  // optional high-resolution surface bound to the mesh for output
 };

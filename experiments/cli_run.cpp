@@ -1,0 +1,205 @@
+// Subcommands list, run, scenario, reproduce and report.
+#include <omp.h>
+
+#include <iostream>
+#include <set>
+
+#include <CLI/CLI.hpp>
+
+#include "experiments/cli_common.h"
+#include "experiments/experiment.h"
+#include "meshes/errors.h"
+#include "meshes/mesh_spec.h"
+#include "solvers/common/cuda_info.h"
+#include "solvers/common/registry.h"
+#include "solvers/common/results.h"
+#include "solvers/common/runner.h"
+
+namespace eb::cli {
+
+void add_list_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("list", "List the methods x backends x precisions compiled in and the CUDA device");
+  auto json_flag = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json_flag, "Machine-readable output");
+  cmd->callback([json_flag] {
+    const GpuInfo gpu = cuda_device_info(0);
+    nlohmann::json j;
+    j["methods"] = nlohmann::json::array();
+    for (const auto& e : methods().entries())
+      j["methods"].push_back({{"method", e.method}, {"backend", to_string(e.backend)},
+                              {"precision", to_string(e.precision)}, {"summary", e.summary}});
+    j["cuda"] = {{"compiled", cuda_compiled()}, {"device_count", cuda_device_count()}, {"usable", gpu.usable}};
+    if (gpu.usable)
+      j["cuda"]["device"] = {{"name", gpu.name},
+                             {"compute_capability", std::to_string(gpu.compute_major) + "." + std::to_string(gpu.compute_minor)},
+                             {"memory_bytes", gpu.total_memory}};
+    else
+      j["cuda"]["reason"] = gpu.reason;
+    j["experiments"] = nlohmann::json::array();
+    for (const auto& e : experiments().entries()) j["experiments"].push_back({{"name", e.name}, {"title", e.title}});
+    j["scenarios"] = nlohmann::json::array();
+    for (const auto& s : builtin_scenarios()) j["scenarios"].push_back(s.name);
+    j["build"] = build_json();
+    if (*json_flag) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << "Methods (method backend precision):\n";
+    if (methods().entries().empty()) std::cout << "  (none compiled in)\n";
+    for (const auto& e : methods().entries())
+      std::cout << "  " << e.method << " " << to_string(e.backend) << " " << to_string(e.precision) << "  - "
+                << e.summary << "\n";
+    std::cout << "CUDA: " << (cuda_compiled() ? "compiled in" : "not compiled in") << "; ";
+    if (gpu.usable)
+      std::cout << "device 0: " << gpu.name << " (sm_" << gpu.compute_major << gpu.compute_minor << ", "
+                << gpu.total_memory / (1 << 20) << " MiB)\n";
+    else
+      std::cout << "not usable: " << gpu.reason << "\n";
+    std::cout << "Experiments:";
+    for (const auto& e : experiments().entries()) std::cout << " " << e.name;
+    std::cout << "\nScenarios:";
+    for (const auto& s : builtin_scenarios()) std::cout << " " << s.name;
+    std::cout << "\n";
+  });
+}
+
+namespace {
+struct RunArgs {
+  std::string method, backend = "cpu", precision = "fp64", scenario, out;
+  std::vector<std::string> sets;
+  int threads = 0, steps = -1, vtk_every = -1, device = 0, warmup = -1;
+  std::string data_dir;
+  bool quiet = false;
+};
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Run one scenario with one method, backend and precision");
+  cmd->add_option("--method,-m", a->method, "Method name (see `elastobench list`)")->required();
+  cmd->add_option("--backend,-b", a->backend, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--precision,-p", a->precision, "fp32 or fp64")->capture_default_str();
+  cmd->add_option("--threads,-t", a->threads, "CPU threads (0 = all; 1 = the papers' one core)")->capture_default_str();
+  cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--scenario,-s", a->scenario, "Built-in scenario name or a .toml/.json file")->required();
+  cmd->add_option("--set", a->sets, "Override a scenario key: KEY=VALUE (repeatable)");
+  cmd->add_option("--steps", a->steps, "Run exactly this many steps (overrides the scenario's stopping rule)");
+  cmd->add_option("--vtk-every", a->vtk_every, "Write every K-th step (and the last) as VTK under OUT/vtk/");
+  cmd->add_option("--warmup", a->warmup, "Steps excluded from timing statistics (default: min(10, steps/10))");
+  cmd->add_option("--out,-o", a->out, "Output directory (summary.json, timeseries.csv, vtk/)")->required();
+  cmd->add_option("--data-dir", a->data_dir, "Folder with third-party meshes (default: $ELASTOBENCH_DATA or ../shared/data/meshes)");
+  cmd->add_flag("--quiet,-q", a->quiet, "No progress line");
+  cmd->callback([a] {
+    RunRequest req;
+    req.method = a->method;
+    req.options.backend = parse_backend(a->backend);
+    req.options.precision = parse_precision(a->precision);
+    if (a->threads < 0) throw InputError("--threads must be >= 0");
+    req.options.threads = a->threads;
+    req.options.device = a->device;
+    req.options.data_dir = a->data_dir.empty() ? mesh::default_data_dir() : std::filesystem::path(a->data_dir);
+    // Check the method name before the scenario so that a wrong name is reported first.
+    methods().find(req.method, req.options.backend, req.options.precision);
+    req.scenario = load_scenario(a->scenario, a->sets);
+    req.scenario_origin = a->scenario;
+    req.out_dir = a->out;
+    req.steps = a->steps;
+    req.vtk_every = a->vtk_every;
+    req.warmup_steps = a->warmup;
+    req.quiet = a->quiet;
+    const auto s = run_simulation(req);
+    if (!a->quiet) {
+      std::cerr << a->method << " " << a->backend << " " << a->precision << ": " << s["time"]["steps"] << " steps, "
+                << s["timing"]["steps_per_second"].get<double>() << " steps/s; results in " << a->out << "/summary.json\n";
+    }
+  });
+}
+
+void add_scenario_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("scenario", "Built-in scenarios: list them, print one as a file to start from, check a file");
+  cmd->require_subcommand(1);
+  cmd->add_subcommand("list", "List the built-in scenarios")->callback([] {
+    for (const auto& s : builtin_scenarios()) std::cout << s.name << "\t" << s.summary << "\n";
+  });
+  auto name = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("toml");
+  auto sets = std::make_shared<std::vector<std::string>>();
+  auto* show = cmd->add_subcommand("show", "Print a scenario (built-in or file) with every key, after overrides");
+  show->add_option("NAME", *name, "Built-in name or file")->required();
+  show->add_option("--format", *format, "toml or json")->check(CLI::IsMember({"toml", "json"}))->capture_default_str();
+  show->add_option("--set", *sets, "Override a key: KEY=VALUE");
+  show->callback([name, format, sets] {
+    const Scenario s = load_scenario(*name, *sets);
+    if (*format == "json")
+      std::cout << scenario_to_json(s).dump(2) << "\n";
+    else
+      std::cout << scenario_to_toml(s);
+  });
+  auto check_name = std::make_shared<std::string>();
+  auto* check = cmd->add_subcommand("check", "Validate a scenario file; exit 2 naming the first bad key");
+  check->add_option("FILE", *check_name, "Scenario file or built-in name")->required();
+  check->callback([check_name] {
+    load_scenario(*check_name, {});
+    std::cout << *check_name << ": ok\n";
+  });
+}
+
+void add_reproduce_command(CLI::App& app) {
+  auto name = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>("out");
+  auto quick = std::make_shared<bool>(false);
+  auto no_report = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
+  auto data_dir = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("reproduce", "Regenerate a paper's tables and figures (or all of them)");
+  cmd->add_option("EXPERIMENT", *name, "Experiment name or `all` (see `elastobench list`)")->required();
+  cmd->add_option("--out,-o", *out, "Output directory: OUT/<experiment>/ data, OUT/report/ figures and report")->capture_default_str();
+  cmd->add_flag("--quick", *quick, "Reduced sizes on the CPU, a few minutes in all");
+  cmd->add_flag("--no-report", *no_report, "Only write the data, skip figures and the report");
+  cmd->add_option("--data-dir", *data_dir, "Folder with third-party meshes");
+  cmd->add_flag("--quiet,-q", *quiet, "No progress output");
+  cmd->callback([=] {
+    std::vector<const Experiment*> todo;
+    if (*name == "all") {
+      for (const auto& e : experiments().entries()) todo.push_back(&e);
+      if (todo.empty()) throw InputError("no experiments are compiled into this build");
+    } else {
+      todo.push_back(&experiments().find(*name));
+    }
+    const std::filesystem::path out_dir(*out);
+    nlohmann::json manifest = {{"machine", machine_info(0)}, {"build", build_json()}, {"quick", *quick},
+                               {"experiments", nlohmann::json::array()}};
+    for (const Experiment* e : todo) {
+      ExperimentContext ctx;
+      ctx.out_dir = out_dir / e->name;
+      ctx.quick = *quick;
+      ctx.cuda_available = cuda_device_info(0).usable;
+      ctx.max_threads = omp_get_num_procs();
+      ctx.data_dir = data_dir->empty() ? mesh::default_data_dir() : std::filesystem::path(*data_dir);
+      ctx.quiet = *quiet;
+      std::filesystem::create_directories(ctx.out_dir);
+      if (!*quiet) std::cerr << "== reproduce " << e->name << " (" << e->title << ")" << (*quick ? " [quick]" : "") << "\n";
+      Stopwatch clock;
+      e->run(ctx);
+      manifest["experiments"].push_back({{"name", e->name}, {"title", e->title}, {"seconds", clock.elapsed_ms() / 1000.0}});
+    }
+    write_json_atomic(out_dir / "manifest.json", manifest);
+    if (!*no_report) build_report(out_dir, out_dir / "report", *quiet);
+  });
+}
+
+void add_report_command(CLI::App& app) {
+  auto results = std::make_shared<std::string>("out");
+  auto out = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("report", "Draw the figures and write the report from a results directory");
+  cmd->add_option("--results,-r", *results, "Directory written by `reproduce` (one folder per experiment)")->capture_default_str();
+  cmd->add_option("--out,-o", *out, "Where figures and report.md go (default: RESULTS/report)");
+  cmd->add_flag("--quiet,-q", *quiet, "Less output");
+  cmd->callback([=] {
+    const std::filesystem::path r(*results);
+    build_report(r, out->empty() ? r / "report" : std::filesystem::path(*out), *quiet);
+  });
+}
+
+}  // namespace eb::cli

@@ -1,0 +1,45 @@
+// elastobench: the command-line entry point. Exit codes: 0 success, 1 runtime failure
+// (divergence, out of GPU memory, a device error), 2 bad usage or bad input.
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "experiments/cli_common.h"
+#include "meshes/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ElastoBench: reproducible GPU finite-element elasticity benchmarks", "elastobench"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "elastobench 0.1.0");
+  eb::cli::add_list_command(app);
+  eb::cli::add_run_command(app);
+  eb::cli::add_scenario_command(app);
+#if ELASTOBENCH_HAVE_MESH_CLI
+  eb::cli::add_mesh_command(app);
+#endif
+  eb::cli::add_reproduce_command(app);
+  eb::cli::add_report_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const eb::InputError& e) {
+    std::cerr << "elastobench: error: " << e.what() << "\n";
+    return 2;
+  } catch (const eb::RuntimeFailure& e) {
+    std::cerr << "elastobench: failed: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "elastobench: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

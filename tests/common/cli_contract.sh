@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The CLI's documented contract: exit codes 0/1/2, messages that name the bad choice or key,
+# valid JSON from `list --json`, scenario files that round-trip through `scenario show`.
+set -u
+eb="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+py=/usr/bin/python3; [ -x "$py" ] || py=python3
+
+check() {  # check NAME EXPECTED_RC PATTERN -- command...
+  local name=$1 want=$2 pattern=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL $name: exit $rc, expected $want"; echo "$out" | head -20; fails=$((fails+1)); return
+  fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output lacks /$pattern/"; echo "$out" | head -20; fails=$((fails+1)); return
+  fi
+  echo "ok   $name"
+}
+
+check help 0 "Subcommands|SUBCOMMANDS" -- "$eb" --help
+for sub in list run scenario reproduce report; do
+  check "help-$sub" 0 "Usage|USAGE|Options|OPTIONS" -- "$eb" "$sub" --help
+done
+check no-subcommand 2 "" -- "$eb"
+check list 0 "Methods" -- "$eb" list
+"$eb" list --json >"$tmp/list.json" && $py -m json.tool "$tmp/list.json" >/dev/null \
+  && $py -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'methods' in d and 'cuda' in d and 'usable' in d['cuda']" "$tmp/list.json" \
+  && echo "ok   list-json" || { echo "FAIL list-json"; fails=$((fails+1)); }
+check unknown-method 2 "unknown method 'nosuch'.*available" -- "$eb" run --method nosuch --scenario cantilever --out "$tmp/r"
+first_method=$($py -c "import json,sys; m=json.load(open(sys.argv[1]))['methods']; print(m[0]['method'] if m else '')" "$tmp/list.json")
+if [ -n "$first_method" ]; then
+  check unknown-scenario 2 "unknown scenario 'nosuch'.*cantilever" -- "$eb" run --method "$first_method" --scenario nosuch --out "$tmp/r"
+  check misspelt-set 2 "unknown key 'mesh.elemnt_size'" -- "$eb" run --method "$first_method" --scenario cantilever --set mesh.elemnt_size=1 --out "$tmp/r"
+fi
+check unknown-backend 2 "unknown backend 'opencl'.*cpu, cuda" -- "$eb" run --method nosuch --backend opencl --scenario cantilever --out "$tmp/r"
+check unknown-precision 2 "unknown precision 'fp16'" -- "$eb" run --method nosuch --precision fp16 --scenario cantilever --out "$tmp/r"
+[ ! -e "$tmp/r/summary.json" ] && echo "ok   no-partial-output" || { echo "FAIL no-partial-output"; fails=$((fails+1)); }
+check unknown-experiment 2 "unknown experiment 'nosuch'" -- "$eb" reproduce nosuch --out "$tmp/x"
+check scenario-list 0 "cube-compression" -- "$eb" scenario list
+"$eb" scenario show cube-compression >"$tmp/cube.toml"
+check scenario-roundtrip 0 "ok" -- "$eb" scenario check "$tmp/cube.toml"
+sed 's/^elements_per_edge/elements_per_egde/' "$tmp/cube.toml" >"$tmp/bad.toml"
+check misspelt-key 2 "unknown key 'mesh.elements_per_egde'" -- "$eb" scenario check "$tmp/bad.toml"
+check scenario-json 0 '"elements_per_edge": 10' -- "$eb" scenario show cube-compression --format json
+check missing-file 2 "unknown scenario '$tmp/none.toml'" -- "$eb" scenario check "$tmp/none.toml"
+check report-missing 2 "results directory not found" -- "$eb" report --results "$tmp/none"
+
+if [ "$fails" -eq 0 ]; then echo "cli contract: all checks passed"; else echo "cli contract: $fails failed"; fi
+[ "$fails" -eq 0 ]

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "meshes/box.h"
+#include "meshes/errors.h"
+#include "solvers/common/boundary.h"
+
+namespace {
+const eb::Vec3 kOrigin{0, 0, 0};
+}
+
+TEST(Boundary, CubeCompressionConstraints) {
+  const int n = 4;
+  const auto mesh = eb::mesh::make_box_hex(kOrigin, {0.05, 0.05, 0.05}, {n, n, n});
+  const auto s = eb::load_scenario("cube-compression", {"mesh.elements_per_edge=4"});
+  const auto rb = eb::resolve_boundary(s.boundary, mesh.nodes, eb::boundary_faces(mesh));
+  int z_only = 0, xy = 0, y_only = 0, prescribed = 0;
+  for (size_t i = 0; i < mesh.nodes.size(); ++i) {
+    const auto& x = mesh.nodes[i];
+    const uint8_t c = rb.constrained[i];
+    if (x[2] == 0.0) {
+      EXPECT_TRUE(c & 4) << "bottom node " << i << " must be fixed in z";
+      if (x[0] == 0.0 && x[1] == 0.0) {
+        EXPECT_EQ(c, 7);
+        ++xy;
+      } else if (x[0] == 0.05 && x[1] == 0.0) {
+        EXPECT_EQ(c, 6);
+        ++y_only;
+      } else {
+        EXPECT_EQ(c, 4);
+        ++z_only;
+      }
+    } else if (std::abs(x[2] - 0.05) < 1e-12) {
+      EXPECT_EQ(c, 4) << "top node " << i << " is prescribed in z only";
+    } else {
+      EXPECT_EQ(c, 0) << "interior/side node " << i << " must be free";
+    }
+  }
+  EXPECT_EQ(xy, 1);
+  EXPECT_EQ(y_only, 1);
+  EXPECT_EQ(z_only, (n + 1) * (n + 1) - 2);
+  for (const auto& p : rb.prescribed) {
+    EXPECT_EQ(p.mask, 4);
+    EXPECT_DOUBLE_EQ(p.displacement[2], -0.01);
+    ++prescribed;
+  }
+  EXPECT_EQ(prescribed, (n + 1) * (n + 1));
+  EXPECT_DOUBLE_EQ(rb.loads_complete_time(), 5.0);
+  EXPECT_DOUBLE_EQ(rb.factor(rb.prescribed[0].curve, 2.5), 0.5);
+}
+
+TEST(Boundary, SurfaceTractionIntegratesToTractionTimesArea) {
+  const auto mesh = eb::mesh::make_box_tet(kOrigin, {2.0, 1.0, 0.5}, {4, 3, 2}, 6);
+  eb::BoundarySpec spec;
+  eb::SurfaceForce sf;
+  sf.where.kind = "plane";
+  sf.where.point = {2.0, 0, 0};
+  sf.where.normal = {1, 0, 0};
+  sf.traction = {0, 0, -3.0};
+  spec.surface_forces.push_back(sf);
+  const auto rb = eb::resolve_boundary(spec, mesh.nodes, eb::boundary_faces(mesh));
+  double fz = 0.0;
+  for (const auto& f : rb.forces) {
+    EXPECT_NEAR(mesh.nodes[f.node][0], 2.0, 1e-12);
+    fz += f.force[2];
+  }
+  EXPECT_NEAR(fz, -3.0 * 1.0 * 0.5, 1e-12);
+}
+
+TEST(Boundary, BoundaryFaceCounts) {
+  const int nx = 3, ny = 2, nz = 4;
+  const auto hex = eb::mesh::make_box_hex(kOrigin, {3, 2, 4}, {nx, ny, nz});
+  EXPECT_EQ(eb::boundary_faces(hex).size(), size_t(2 * (nx * ny + ny * nz + nx * nz)));
+  for (int per : {5, 6}) {
+    const auto tet = eb::mesh::make_box_tet(kOrigin, {3, 2, 4}, {nx, ny, nz}, per);
+    // Conforming split: every boundary square is cut into exactly two triangles.
+    EXPECT_EQ(eb::boundary_faces(tet).size(), size_t(4 * (nx * ny + ny * nz + nx * nz))) << per;
+  }
+}
+
+TEST(Boundary, SelectorsAndErrors) {
+  const auto mesh = eb::mesh::make_box_hex(kOrigin, {1, 1, 1}, {2, 2, 2});
+  eb::NodeSelector all;
+  all.kind = "all";
+  EXPECT_EQ(eb::select_nodes(all, mesh.nodes).size(), 27u);
+  eb::NodeSelector plane;
+  plane.kind = "plane";
+  plane.point = {0.5, 0.5, 0.5};
+  plane.normal = {1, 1, 0};  // the diagonal plane x + y = 1
+  EXPECT_EQ(eb::select_nodes(plane, mesh.nodes).size(), 9u);
+  eb::BoundarySpec spec;
+  eb::FixedBC f;
+  f.where.min = {5, 5, 5};
+  f.where.max = {6, 6, 6};
+  spec.fixed.push_back(f);
+  try {
+    eb::resolve_boundary(spec, mesh.nodes, eb::boundary_faces(mesh));
+    FAIL();
+  } catch (const eb::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("boundary.fixed.0 selects no node"), std::string::npos) << e.what();
+  }
+  const int32_t near = eb::nearest_node(mesh.nodes, {0.9, 1.2, -0.1});
+  EXPECT_EQ(mesh.nodes[near], (eb::Vec3{1.0, 1.0, 0.0}));
+}
