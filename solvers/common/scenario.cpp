@@ -243,6 +243,10 @@ class Writer {
   template <class T> void operator()(const char* key, T& value) {
     if constexpr (IsOptional<T>::value) {
       if (value) out_[key] = write(*value);
+    } else if constexpr (std::is_same_v<T, Vec3>) {
+      // Unbounded box corners are the defaults; leaving them out keeps shown files readable.
+      if (!(std::abs(value[0]) >= 1e299 && std::abs(value[1]) >= 1e299 && std::abs(value[2]) >= 1e299))
+        out_[key] = write(value);
     } else {
       out_[key] = write(value);
     }
@@ -560,7 +564,11 @@ std::string scenario_to_toml(const Scenario& s) {
   toml::table t;
   json_to_toml(scenario_to_json(s), t);
   std::ostringstream out;
-  out << toml::toml_formatter(t) << "\n";
+  // Relaxed precision prints 0.3 rather than 0.29999999999999999; the round-trip test guards
+  // that no value changes. Flat tables read better in an edited file than nested indentation.
+  const auto flags = (toml::toml_formatter::default_flags & ~toml::format_flags::indent_sub_tables) |
+                     toml::format_flags::relaxed_float_precision;
+  out << toml::toml_formatter(t, flags) << "\n";
   return out.str();
 }
 
