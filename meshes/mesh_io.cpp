@@ -33,13 +33,24 @@ MeshFile read_raw(const fs::path& path, const ReadOptions& options) {
     return formats::read_tetgen(node, ele);
   }
   if (!fs::exists(path)) throw InputError(path.string() + ": file not found");
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0) throw InputError(path.string() + ": file is empty");
 #ifdef ELASTOBENCH_HAVE_VTK
-  if (options.prefer_vtk && (ext == ".vtu" || ext == ".vtp" || ext == ".vtk")) return formats::read_with_vtk(path);
+  if (options.prefer_vtk && (ext == ".vtu" || ext == ".vtp" || ext == ".vtk")) {
+    try {
+      return formats::read_with_vtk(path);
+    } catch (const InputError& vtk_error) {
+      // Our reader names the line or array at fault; VTK's message is kept if ours accepts it.
+      TextReader in(path);
+      if (ext == ".vtk") formats::read_vtk_legacy(in);
+      else formats::read_vtk_xml(in);
+      throw;
+    }
+  }
 #else
   (void)options;
 #endif
   TextReader in(path);
-  if (in.data().empty()) throw InputError(path.string() + ": file is empty");
   if (ext == ".obj") return formats::read_obj(in);
   if (ext == ".off") return formats::read_off(in);
   if (ext == ".stl") return formats::read_stl(in);

@@ -363,15 +363,16 @@ void write_msh(std::ostream& out, const MeshFile& m, MshVersion version) {
     blocks.push_back({2, 1, 2, {}, 3});
     for (const auto& t : m.tris) blocks.back().elems.push_back(t.data());
   }
-  for (const auto& [mat, tag] : volume_entity) {
-    Block tb{3, tag, 4, {}, 4}, hb{3, tag, 5, {}, 8};
-    for (size_t i = 0; i < m.tets.size(); ++i)
-      if (material_of(m.tet_material, i) == mat) tb.elems.push_back(m.tets[i].data());
-    for (size_t i = 0; i < m.hexes.size(); ++i)
-      if (material_of(m.hex_material, i) == mat) hb.elems.push_back(m.hexes[i].data());
-    if (!tb.elems.empty()) blocks.push_back(std::move(tb));
-    if (!hb.elems.empty()) blocks.push_back(std::move(hb));
-  }
+  // Runs of equal material become blocks, so the element order survives a round trip.
+  auto add_runs = [&](const auto& elems, const std::vector<int32_t>& mat, int type, size_t n) {
+    for (size_t i = 0; i < elems.size(); ++i) {
+      const int entity = volume_entity.at(material_of(mat, i));
+      if (i == 0 || material_of(mat, i) != material_of(mat, i - 1)) blocks.push_back({3, entity, type, {}, n});
+      blocks.back().elems.push_back(elems[i].data());
+    }
+  };
+  add_runs(m.tets, m.tet_material, 4, 4);
+  add_runs(m.hexes, m.hex_material, 5, 8);
   const size_t total = m.tris.size() + m.tets.size() + m.hexes.size();
   out << "$Elements\n" << blocks.size() << ' ' << total << " 1 " << total << '\n';
   size_t id = 1;

@@ -463,14 +463,7 @@ PvdWriter::PvdWriter(std::filesystem::path pvd_path) : path_(std::move(pvd_path)
 void PvdWriter::add(double time, const std::filesystem::path& file) {
   namespace fs = std::filesystem;
   const fs::path base = fs::absolute(path_.parent_path().empty() ? fs::path(".") : path_.parent_path()).lexically_normal();
-  fs::path rel;
-  if (file.is_absolute())
-    rel = file.lexically_normal().lexically_relative(base);
-  else if (!fs::exists(file) && fs::exists(base / file))
-    rel = file;  // already relative to the .pvd's folder
-  else
-    rel = fs::absolute(file).lexically_normal().lexically_relative(base);  // relative to the working directory
-  entries_.emplace_back(time, rel.generic_string());
+  entries_.emplace_back(time, fs::absolute(file).lexically_normal().lexically_relative(base).generic_string());
 }
 
 void PvdWriter::write() const {

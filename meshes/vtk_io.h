@@ -44,7 +44,8 @@ void write_vtp(const std::filesystem::path& path, const std::vector<Vec3>& point
                const std::vector<std::array<int32_t, 3>>& triangles, const std::vector<Field>& point_data,
                const VtuOptions& options = {});
 
-// ParaView collection of time steps; files are stored relative to the .pvd's folder.
+// ParaView collection of time steps; files are stored relative to the .pvd's folder. `file` is a
+// path as given to write_vtu (absolute, or relative to the working directory).
 class PvdWriter {
  public:
   explicit PvdWriter(std::filesystem::path pvd_path);

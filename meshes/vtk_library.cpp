@@ -10,6 +10,7 @@
 #include <vtkExecutive.h>
 #include <vtkIdList.h>
 #include <vtkNew.h>
+#include <vtkOutputWindow.h>
 #include <vtkPointSet.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
@@ -39,11 +40,25 @@ class ErrorCollector : public vtkCommand {
   std::string message;
 };
 
+// VTK prints parser errors of its helper objects straight to the terminal; while we read,
+// they are silenced (the reader's own errors still reach ErrorCollector).
+class QuietVtk {
+ public:
+  QuietVtk() : mode_(vtkOutputWindow::GetInstance()->GetDisplayMode()) {
+    vtkOutputWindow::GetInstance()->SetDisplayModeToNever();
+  }
+  ~QuietVtk() { vtkOutputWindow::GetInstance()->SetDisplayMode(mode_); }
+
+ private:
+  int mode_;
+};
+
 }  // namespace
 
 MeshFile read_with_vtk(const std::filesystem::path& path) {
   const std::string name = path.string();
   const std::string ext = lowercase_extension(path);
+  const QuietVtk quiet;
   vtkNew<ErrorCollector> errors;
   vtkSmartPointer<vtkPointSet> data;
   // XML readers report errors through the reader and through its executive.
