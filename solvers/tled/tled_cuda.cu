@@ -1,0 +1,607 @@
+// CUDA backend of TLED (Strbac 2015 Sec. 2.3). The whole time loop runs on the device:
+//   1. element kernel (one element per thread, steps 5-8): forces of nodes 0..3 stored per
+//      element slot (gather) or added to nodal forces atomically (atomic variant);
+//   2. node kernel (one node per thread, steps 9-10): sums the node's element slots and applies
+//      the central difference (Eq. 3) with the fixed components zeroed;
+//   3. boundary kernel: external forces and prescribed displacements at t_{n+1} (Eqs. 13-14)
+//      from a device-side step counter, so steps can be replayed from a CUDA graph.
+// The regime (precision x texture fetch x damage x assembly) is a set of template parameters
+// chosen once in the factory: no run-time branch on it inside the kernels.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "assembly/tled/hex8_tled.h"
+#include "meshes/errors.h"
+#include "solvers/common/cuda_info.h"
+#include "solvers/common/cuda_utils.cuh"
+#include "solvers/tled/tled_simulation.h"
+
+namespace eb::tled {
+namespace {
+
+constexpr int kElementBlock = 128;
+constexpr int kNodeBlock = 256;
+constexpr int kMaxCurves = 8;
+constexpr int kGraphSteps = 50;  // steps per graph launch (even: the graph ends at the parity it began)
+
+template <class T>
+struct ElementArgs {
+  int64_t E;
+  const int32_t* conn;  // [a * E + e]
+  const T* G;           // [k * E + e]
+  const T* V;
+  T* beta;
+  T* fe;     // gather: [(d * 4 + k) * E + e]
+  T* fnode;  // atomic: [3 n + d]
+  TledMaterial<T> mat;
+  unsigned long long* failure;  // min over (step << 32 | element) of inverted elements
+};
+
+template <class T>
+struct NodeArgs {
+  int64_t N, E;
+  const int32_t* slot_offset;
+  const int32_t* slot_index;
+  const T* fe;
+  T* fnode;
+  const T* a;
+  const uint8_t* mask;
+  T b, c;
+  T ag[3];  // a_factor * gravity
+};
+
+template <class T>
+struct BoundaryArgs {
+  int n_forces, n_prescribed;
+  const int32_t* force_node;
+  const T* force_value;  // 3 per entry
+  const int32_t* force_curve;
+  const uint8_t* force_free;  // components not constrained
+  const int32_t* presc_node;
+  const T* presc_value;
+  const int32_t* presc_curve;
+  const uint8_t* presc_mask;
+  const T* a;
+  double dt;
+  DeviceCurve curves[kMaxCurves];
+};
+
+template <class T, bool Texture>
+__device__ __forceinline__ T load_u(const T* u, cudaTextureObject_t tex, int64_t i);
+
+template <>
+__device__ __forceinline__ float load_u<float, false>(const float* u, cudaTextureObject_t, int64_t i) {
+  return u[i];
+}
+template <>
+__device__ __forceinline__ double load_u<double, false>(const double* u, cudaTextureObject_t, int64_t i) {
+  return u[i];
+}
+template <>
+__device__ __forceinline__ float load_u<float, true>(const float*, cudaTextureObject_t tex, int64_t i) {
+  return tex1Dfetch<float>(tex, int(i));
+}
+template <>
+__device__ __forceinline__ double load_u<double, true>(const double*, cudaTextureObject_t tex, int64_t i) {
+  // No native double textures: fetch the two 32-bit halves (as the paper does with int4).
+  const int2 v = tex1Dfetch<int2>(tex, int(i));
+  return __hiloint2double(v.y, v.x);
+}
+
+template <class T, bool Texture, bool Damage, Assembly Asm>
+__global__ void __launch_bounds__(kElementBlock)
+    tled_element_kernel(ElementArgs<T> p, const T* u, cudaTextureObject_t u_tex, const long long* step) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= p.E) return;
+  int32_t node[8];
+  T ue[8][3];
+#pragma unroll
+  for (int a = 0; a < 8; ++a) {
+    node[a] = p.conn[a * p.E + e];
+#pragma unroll
+    for (int d = 0; d < 3; ++d) ue[a][d] = load_u<T, Texture>(u, u_tex, 3 * int64_t(node[a]) + d);
+  }
+  T G[9];
+#pragma unroll
+  for (int k = 0; k < 9; ++k) G[k] = p.G[k * p.E + e];
+  T beta = T(0);
+  if constexpr (Damage) beta = p.beta[e];
+  T f[4][3];
+  const T J = tled_element_forces<T, Damage>(ue, G, p.V[e], p.mat, &beta, f);
+  if constexpr (Damage) p.beta[e] = beta;
+  if (!(J > T(0))) atomicMin(p.failure, (static_cast<unsigned long long>(*step) << 32) | static_cast<unsigned long long>(e));
+  if constexpr (Asm == Assembly::Gather) {
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) p.fe[(d * 4 + k) * p.E + e] = f[k][d];
+  } else {
+#pragma unroll
+    for (int a = 0; a < 8; ++a) {
+      const int k = a < 4 ? a : hex_antipode(a);
+#pragma unroll
+      for (int d = 0; d < 3; ++d) atomicAdd(&p.fnode[3 * int64_t(node[a]) + d], a < 4 ? f[k][d] : -f[k][d]);
+    }
+  }
+}
+
+// u_prev and u_out alias in the time loop (in-place update); they differ only when profiling.
+template <class T, Assembly Asm>
+__global__ void __launch_bounds__(kNodeBlock)
+    tled_node_kernel(NodeArgs<T> p, const T* u, const T* u_prev, T* u_out) {
+  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (n >= p.N) return;
+  T f[3] = {T(0), T(0), T(0)};
+  if constexpr (Asm == Assembly::Gather) {
+    const int32_t end = p.slot_offset[n + 1];
+    const int64_t stride = 4 * p.E;
+    for (int32_t s = p.slot_offset[n]; s < end; ++s) {
+      const int32_t code = p.slot_index[s];
+      const int64_t slot = code >> 1;
+      const T sign = (code & 1) ? T(-1) : T(1);
+#pragma unroll
+      for (int d = 0; d < 3; ++d) f[d] += sign * p.fe[d * stride + slot];
+    }
+  } else {
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      f[d] = p.fnode[3 * n + d];
+      p.fnode[3 * n + d] = T(0);
+    }
+  }
+  const T an = p.a[n];
+  const unsigned m = p.mask[n];
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    const int64_t i = 3 * n + d;
+    const T next = an * (-f[d]) + p.ag[d] + p.b * u[i] - p.c * u_prev[i];
+    u_out[i] = ((m >> d) & 1u) ? T(0) : next;
+  }
+}
+
+template <class T>
+__global__ void tled_boundary_kernel(BoundaryArgs<T> p, T* u_next, const long long* step_in, long long* step_out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step = *step_in;
+  const double t = double(step + 1) * p.dt;
+  if (i < p.n_forces) {
+    const double fac = curve_factor(p.curves[p.force_curve[i]], t);
+    const int32_t n = p.force_node[i];
+    const unsigned free = p.force_free[i];
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+      if ((free >> d) & 1u) atomicAdd(&u_next[3 * int64_t(n) + d], p.a[n] * T(double(p.force_value[3 * i + d]) * fac));
+  } else if (i < p.n_forces + p.n_prescribed) {
+    const int j = i - p.n_forces;
+    const double fac = curve_factor(p.curves[p.presc_curve[j]], t);
+    const int32_t n = p.presc_node[j];
+    const unsigned m = p.presc_mask[j];
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+      if ((m >> d) & 1u) u_next[3 * int64_t(n) + d] = T(double(p.presc_value[3 * j + d]) * fac);
+  }
+  if (i == 0) *step_out = step + 1;  // the other counter: no thread of this step reads it
+}
+
+template <class T>
+__global__ void stream_triad_kernel(T* a, const T* b, const T* c, T s, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    a[i] = b[i] + s * c[i];
+}
+
+unsigned blocks_for(int64_t n, int block) { return unsigned((n + block - 1) / block); }
+
+template <class T>
+std::vector<T> cast_vec(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+class TextureObject {
+ public:
+  TextureObject() = default;
+  ~TextureObject() {
+    if (tex_) cudaDestroyTextureObject(tex_);
+  }
+  TextureObject(const TextureObject&) = delete;
+  TextureObject& operator=(const TextureObject&) = delete;
+  template <class T>
+  void create(const T* data, size_t count) {
+    cudaResourceDesc res{};
+    res.resType = cudaResourceTypeLinear;
+    res.res.linear.devPtr = const_cast<T*>(data);
+    res.res.linear.desc = sizeof(T) == 4 ? cudaCreateChannelDesc<float>() : cudaCreateChannelDesc<int2>();
+    res.res.linear.sizeInBytes = count * sizeof(T);
+    cudaTextureDesc td{};
+    td.readMode = cudaReadModeElementType;
+    EB_CUDA_CHECK(cudaCreateTextureObject(&tex_, &res, &td, nullptr));
+  }
+  cudaTextureObject_t get() const { return tex_; }
+
+ private:
+  cudaTextureObject_t tex_ = 0;
+};
+
+template <class T, bool Texture, bool Damage, Assembly Asm>
+class TledCuda final : public TledSimulationBase {
+ public:
+  TledCuda(TledSetup setup, const RunOptions& options)
+      : TledSimulationBase(std::move(setup), Backend::Cuda, sizeof(T) == 4 ? Precision::Fp32 : Precision::Fp64) {
+    const GpuInfo info = cuda_device_info(options.device);
+    if (!info.usable) throw RuntimeFailure("tled cuda: " + info.reason);
+    device_ = options.device;
+    gpu_name_ = info.name;
+    EB_CUDA_CHECK(cudaSetDevice(device_));
+    EB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    upload();
+  }
+
+  ~TledCuda() override {
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  void advance(int steps) override {
+    if (steps <= 0) return;
+    int left = steps;
+    if (parity() == 1) {  // graphs start at parity 0
+      timed_direct_steps(1);
+      --left;
+    }
+    const int graphs = left / kGraphSteps;
+    if (graphs > 0) {
+      if (!graph_exec_) build_graph();
+      for (int g = 0; g < graphs; ++g) {
+        timer_.begin("step", stream_);
+        EB_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+        timer_.end(stream_);
+      }
+      timer_.flush(timings_, kGraphSteps);  // synchronizes
+      step_ += int64_t(graphs) * kGraphSteps;
+      left -= graphs * kGraphSteps;
+    }
+    if (left > 0) timed_direct_steps(left);
+    check_failure();
+  }
+
+  void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
+    const std::vector<T> cur = U_[parity()].to_host(), prev = U_[1 - parity()].to_host();
+    u.resize(cur.size());
+    v.resize(cur.size());
+    const double inv_dt = 1.0 / s_.dt;
+    for (size_t i = 0; i < cur.size(); ++i) {
+      u[i] = double(cur[i]);
+      v[i] = (double(cur[i]) - double(prev[i])) * inv_dt;
+    }
+  }
+
+  void cell_fields(std::vector<mesh::Field>& out) override {
+    const std::vector<T> u = U_[parity()].to_host();
+    std::vector<T> beta = Damage ? beta_.to_host() : std::vector<T>(size_t(s_.num_elements), T(0));
+    tled_cell_fields(s_, u, beta, out);
+  }
+
+  std::size_t device_bytes() const override { return allocated_; }
+
+ protected:
+  void add_details(nlohmann::json& j) const override {
+    j["gpu"] = gpu_name_;
+    j["texture_fetch"] = Texture ? (sizeof(T) == 4 ? "tex1Dfetch<float>" : "tex1Dfetch<int2> (two 32-bit halves)")
+                                 : "plain global loads";
+    j["graph_steps"] = kGraphSteps;
+    j["kernel_profile"] = const_cast<TledCuda*>(this)->profile();
+  }
+
+ private:
+  int parity() const { return int(step_ & 1); }
+
+  template <class V>
+  void put(cuda::DeviceBuffer<V>& buf, const std::vector<V>& host, const char* what) {
+    buf.resize(host.size(), what);
+    if (!host.empty()) buf.upload(host.data(), host.size());
+    allocated_ += buf.bytes();
+  }
+
+  void upload() {
+    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    // Structure-of-arrays layouts so that consecutive threads touch consecutive addresses.
+    std::vector<int32_t> conn(8 * E);
+    for (int64_t e = 0; e < E; ++e)
+      for (int a = 0; a < 8; ++a) conn[a * E + e] = s_.connectivity[8 * e + a];
+    std::vector<T> G(9 * E);
+    for (int64_t e = 0; e < E; ++e)
+      for (int k = 0; k < 9; ++k) G[k * E + e] = T(s_.G[9 * e + k]);
+    put(conn_, conn, "tled connectivity");
+    put(G_, G, "tled shape derivatives");
+    put(V_, cast_vec<T>(s_.volume), "tled volumes");
+    put(a_, cast_vec<T>(s_.a), "tled central-difference a");
+    put(mask_, s_.constrained, "tled constraint masks");
+    if (Damage) put(beta_, std::vector<T>(E, T(0)), "tled damage history");
+    if (Asm == Assembly::Gather) {
+      put(slot_offset_, s_.slot_offset, "tled slot offsets");
+      put(slot_index_, s_.slot_index, "tled slot lists");
+      put(fe_, std::vector<T>(12 * E, T(0)), "tled element forces");
+    } else {
+      put(fnode_, std::vector<T>(3 * N, T(0)), "tled nodal forces");
+    }
+    // Initial state at rest with the displacements prescribed at t = 0.
+    std::vector<T> u0(3 * N, T(0));
+    for (const auto& p : s_.prescribed) {
+      const double fac = curve_factor(s_.curves[p.curve], 0.0);
+      for (int d = 0; d < 3; ++d)
+        if ((p.mask >> d) & 1) u0[3 * size_t(p.node) + d] = T(p.displacement[d] * fac);
+    }
+    put(U_[0], u0, "tled displacement");
+    put(U_[1], u0, "tled displacement");
+    put(step_ctr_, std::vector<long long>{0, 0}, "tled step counter");
+    put(failure_, std::vector<unsigned long long>{ULLONG_MAX}, "tled failure flag");
+    if (Texture)
+      for (int k = 0; k < 2; ++k) tex_[k].create(U_[k].data(), U_[k].size());
+
+    // Boundary lists.
+    if (s_.curves.size() > size_t(kMaxCurves))
+      throw InputError("tled cuda: at most " + std::to_string(kMaxCurves) + " distinct load curves are supported");
+    std::vector<int32_t> fnode, fcurve, pnode, pcurve;
+    std::vector<T> fval, pval;
+    std::vector<uint8_t> ffree, pmask;
+    for (const auto& f : s_.forces) {
+      fnode.push_back(f.node);
+      fcurve.push_back(f.curve);
+      for (int d = 0; d < 3; ++d) fval.push_back(T(f.force[d]));
+      ffree.push_back(uint8_t(~s_.constrained[f.node] & 7u));
+    }
+    for (const auto& p : s_.prescribed) {
+      pnode.push_back(p.node);
+      pcurve.push_back(p.curve);
+      for (int d = 0; d < 3; ++d) pval.push_back(T(p.displacement[d]));
+      pmask.push_back(p.mask);
+    }
+    put(force_node_, fnode, "tled force nodes");
+    put(force_curve_, fcurve, "tled force curves");
+    put(force_value_, fval, "tled force values");
+    put(force_free_, ffree, "tled force masks");
+    put(presc_node_, pnode, "tled prescribed nodes");
+    put(presc_curve_, pcurve, "tled prescribed curves");
+    put(presc_value_, pval, "tled prescribed values");
+    put(presc_mask_, pmask, "tled prescribed masks");
+
+    ea_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
+           {T(s_.mu), T(s_.kappa), T(s_.damage.gamma), T(s_.damage.m), T(s_.damage.psi0)},
+           failure_.data()};
+    na_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
+           a_.data(), mask_.data(), T(s_.b), T(s_.c),
+           {T(s_.a_factor * s_.gravity[0]), T(s_.a_factor * s_.gravity[1]), T(s_.a_factor * s_.gravity[2])}};
+    ba_ = {};
+    ba_.n_forces = int(fnode.size());
+    ba_.n_prescribed = int(pnode.size());
+    ba_.force_node = force_node_.data();
+    ba_.force_value = force_value_.data();
+    ba_.force_curve = force_curve_.data();
+    ba_.force_free = force_free_.data();
+    ba_.presc_node = presc_node_.data();
+    ba_.presc_value = presc_value_.data();
+    ba_.presc_curve = presc_curve_.data();
+    ba_.presc_mask = presc_mask_.data();
+    ba_.a = a_.data();
+    ba_.dt = s_.dt;
+    for (size_t k = 0; k < s_.curves.size(); ++k) ba_.curves[k] = s_.curves[k];
+  }
+
+  // The three kernels of one step at parity p (u^n in U[p], u^{n-1} in U[1-p], counter in ctr[p]).
+  void enqueue_element(int p) {
+    tled_element_kernel<T, Texture, Damage, Asm><<<blocks_for(s_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
+        ea_, U_[p].data(), Texture ? tex_[p].get() : 0, step_ctr_.data() + p);
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void enqueue_node(int p, T* out) {
+    tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+        na_, U_[p].data(), U_[1 - p].data(), out);
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void enqueue_boundary(int p, T* out) {
+    const int n = std::max(1, ba_.n_forces + ba_.n_prescribed);
+    tled_boundary_kernel<T><<<blocks_for(n, 128), 128, 0, stream_>>>(ba_, out, step_ctr_.data() + p,
+                                                                      step_ctr_.data() + (1 - p));
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void enqueue_step(int p) {
+    enqueue_element(p);
+    enqueue_node(p, U_[1 - p].data());
+    enqueue_boundary(p, U_[1 - p].data());
+  }
+
+  void timed_direct_steps(int n) {
+    for (int k = 0; k < n; ++k) {
+      timer_.begin("step", stream_);
+      enqueue_step(parity());
+      timer_.end(stream_);
+      ++step_;
+    }
+    timer_.flush(timings_, 1);
+  }
+
+  void build_graph() {
+    cudaGraph_t graph = nullptr;
+    EB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    for (int k = 0; k < kGraphSteps; ++k) enqueue_step(k & 1);
+    EB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    EB_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0));
+    EB_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+
+  void check_failure() {
+    unsigned long long f = 0;
+    EB_CUDA_CHECK(cudaMemcpy(&f, failure_.data(), sizeof(f), cudaMemcpyDeviceToHost));
+    if (f == ULLONG_MAX) return;
+    const int64_t element = int64_t(f & 0xffffffffull), step = int64_t(f >> 32);
+    // det F of that element in the current (later) state, for the message.
+    const std::vector<T> u = U_[parity()].to_host();
+    T ue[8][3], G[9], F[9];
+    for (int a = 0; a < 8; ++a)
+      for (int d = 0; d < 3; ++d) ue[a][d] = u[3 * size_t(s_.connectivity[8 * element + a]) + d];
+    for (int k = 0; k < 9; ++k) G[k] = T(s_.G[9 * element + k]);
+    deformation_gradient(ue, G, F);
+    report_inverted(element, step, double(det3(F)));
+  }
+
+  // Kernel-level timing on the current state without changing it (the node and boundary
+  // kernels write to a scratch buffer; the element kernel is idempotent for a fixed state),
+  // registers per thread, and a STREAM triad on the same device for reference.
+  nlohmann::json profile() {
+    if (!profile_.is_null()) return profile_;
+    nlohmann::json j;
+    try {
+      const int p = parity();
+      cuda::DeviceBuffer<T> scratch(3 * size_t(s_.num_nodes), "tled profiling scratch");
+      EB_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), U_[1 - p].data(), scratch.bytes(), cudaMemcpyDeviceToDevice, stream_));
+      constexpr int reps = 30;
+      cudaEvent_t ev[4];
+      for (auto& e : ev) EB_CUDA_CHECK(cudaEventCreate(&e));
+      std::vector<double> te, tn, tb;
+      // The scratch copy of u^{n-1} is the node kernel's u_prev input and its output: the
+      // same aliasing as the time loop.
+      NodeArgs<T> na = na_;
+      for (int r = 0; r < reps + 3; ++r) {
+        EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
+        enqueue_element(p);
+        EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
+        tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+            na, U_[p].data(), scratch.data(), scratch.data());
+        EB_CUDA_CHECK_LAUNCH();
+        EB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
+        const int nb = std::max(1, ba_.n_forces + ba_.n_prescribed);
+        // Counter output to the slot this step's own kernels will overwrite anyway.
+        tled_boundary_kernel<T><<<blocks_for(nb, 128), 128, 0, stream_>>>(ba_, scratch.data(), step_ctr_.data() + p,
+                                                                          step_ctr_.data() + (1 - p));
+        EB_CUDA_CHECK_LAUNCH();
+        EB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
+        EB_CUDA_CHECK(cudaEventSynchronize(ev[3]));
+        float a = 0, b = 0, c = 0;
+        EB_CUDA_CHECK(cudaEventElapsedTime(&a, ev[0], ev[1]));
+        EB_CUDA_CHECK(cudaEventElapsedTime(&b, ev[1], ev[2]));
+        EB_CUDA_CHECK(cudaEventElapsedTime(&c, ev[2], ev[3]));
+        if (r >= 3) {
+          te.push_back(a * 1e3);
+          tn.push_back(b * 1e3);
+          tb.push_back(c * 1e3);
+        }
+      }
+      auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
+      const double w = sizeof(T);
+      const double E = double(s_.num_elements), N = double(s_.num_nodes);
+      // Element kernel DRAM-minimum bytes: connectivity, G, V, u (once per node), damage
+      // history, and the forces written (gather) -- see PERF_NOTES.md.
+      const double elem_bytes = E * (32.0 + 10.0 * w + (Damage ? 2.0 * w : 0.0)) + N * 3.0 * w +
+                                (Asm == Assembly::Gather ? E * 12.0 * w : N * 3.0 * w);
+      const double node_bytes = (Asm == Assembly::Gather ? (N + 1) * 4.0 + double(s_.slot_index.size()) * 4.0 + E * 12.0 * w
+                                                         : N * 6.0 * w) +
+                                N * (10.0 * w + 1.0);
+      const double me = median(te), mn = median(tn), mb = median(tb);
+      j["element_us"] = me;
+      j["node_us"] = mn;
+      j["boundary_us"] = mb;
+      j["kernels_sum_us"] = me + mn + mb;
+      j["element_bytes_model"] = elem_bytes;
+      j["node_bytes_model"] = node_bytes;
+      j["element_effective_gbps"] = elem_bytes / (me * 1e-6) / 1e9;
+      j["node_effective_gbps"] = node_bytes / (mn * 1e-6) / 1e9;
+      j["repetitions"] = reps;
+      cudaFuncAttributes fa{};
+      EB_CUDA_CHECK(cudaFuncGetAttributes(&fa, tled_element_kernel<T, Texture, Damage, Asm>));
+      j["element_registers"] = fa.numRegs;
+      j["element_local_bytes"] = fa.localSizeBytes;
+      EB_CUDA_CHECK(cudaFuncGetAttributes(&fa, tled_node_kernel<T, Asm>));
+      j["node_registers"] = fa.numRegs;
+      j["node_local_bytes"] = fa.localSizeBytes;
+      int per_sm = 0;
+      EB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, tled_element_kernel<T, Texture, Damage, Asm>, kElementBlock, 0));
+      j["element_blocks_per_sm"] = per_sm;
+      j["element_block"] = kElementBlock;
+
+      // STREAM triad a = b + s c over 3 x 256 MiB (well beyond the L2) in this precision.
+      const int64_t n = int64_t(256) * 1024 * 1024 / int64_t(sizeof(T));
+      cuda::DeviceBuffer<T> A(n, "stream triad a"), B(n, "stream triad b"), C(n, "stream triad c");
+      B.fill_zero();
+      C.fill_zero();
+      EB_CUDA_CHECK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream
+      int sms = 0;
+      EB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+      std::vector<double> tt;
+      for (int r = 0; r < 12; ++r) {
+        EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
+        stream_triad_kernel<T><<<unsigned(sms) * 8, 256, 0, stream_>>>(A.data(), B.data(), C.data(), T(3), n);
+        EB_CUDA_CHECK_LAUNCH();
+        EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
+        EB_CUDA_CHECK(cudaEventSynchronize(ev[1]));
+        float ms = 0;
+        EB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+        if (r >= 2) tt.push_back(ms);
+      }
+      const double triad_gbps = 3.0 * double(n) * w / (median(tt) * 1e-3) / 1e9;
+      j["stream_triad_gbps"] = triad_gbps;
+      j["element_fraction_of_triad"] = j["element_effective_gbps"].get<double>() / triad_gbps;
+      for (auto& e : ev) cudaEventDestroy(e);
+      j["note"] =
+          "kernel times are medians of individually event-timed launches on the final state; the time loop "
+          "itself runs from a CUDA graph (phase 'step'), so launch gaps there are smaller than the sum here";
+    } catch (const std::exception& ex) {
+      j["error"] = ex.what();
+    }
+    profile_ = j;
+    return profile_;
+  }
+
+  int device_ = 0;
+  std::string gpu_name_;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  cuda::EventTimer timer_;
+  std::size_t allocated_ = 0;
+  nlohmann::json profile_;
+
+  cuda::DeviceBuffer<int32_t> conn_, slot_offset_, slot_index_, force_node_, force_curve_, presc_node_, presc_curve_;
+  cuda::DeviceBuffer<T> G_, V_, a_, beta_, fe_, fnode_, force_value_, presc_value_;
+  cuda::DeviceBuffer<T> U_[2];
+  cuda::DeviceBuffer<uint8_t> mask_, force_free_, presc_mask_;
+  cuda::DeviceBuffer<long long> step_ctr_;
+  cuda::DeviceBuffer<unsigned long long> failure_;
+  TextureObject tex_[2];
+  ElementArgs<T> ea_{};
+  NodeArgs<T> na_{};
+  BoundaryArgs<T> ba_{};
+};
+
+template <class T, bool Texture>
+std::unique_ptr<Simulation> make_cuda_tex(TledSetup s, const RunOptions& o) {
+  const bool dmg = s.damage_enabled;
+  if (s.assembly == Assembly::Gather) {
+    if (dmg) return std::make_unique<TledCuda<T, Texture, true, Assembly::Gather>>(std::move(s), o);
+    return std::make_unique<TledCuda<T, Texture, false, Assembly::Gather>>(std::move(s), o);
+  }
+  if (dmg) return std::make_unique<TledCuda<T, Texture, true, Assembly::Atomic>>(std::move(s), o);
+  return std::make_unique<TledCuda<T, Texture, false, Assembly::Atomic>>(std::move(s), o);
+}
+
+template <class T>
+std::unique_ptr<Simulation> make_cuda_typed(TledSetup s, const RunOptions& o) {
+  if (s.texture) return make_cuda_tex<T, true>(std::move(s), o);
+  return make_cuda_tex<T, false>(std::move(s), o);
+}
+
+}  // namespace
+
+std::unique_ptr<Simulation> make_tled_cuda(const Scenario& scenario, const RunOptions& options) {
+  if (cuda_device_count() == 0) throw RuntimeFailure("tled cuda: " + cuda_device_info(options.device).reason);
+  TledSetup s = build_tled_setup(scenario, options);
+  if (options.precision == Precision::Fp32) return make_cuda_typed<float>(std::move(s), options);
+  return make_cuda_typed<double>(std::move(s), options);
+}
+
+}  // namespace eb::tled
