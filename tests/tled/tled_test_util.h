@@ -4,6 +4,8 @@
 // CUDA instances, which skip themselves when no CUDA device is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +66,21 @@ inline std::unique_ptr<Simulation> make(const Scenario& s, Backend b, Precision 
 inline std::vector<std::string> with_texture(std::vector<std::string> o, bool texture) {
   o.push_back(std::string("solver.texture=") + (texture ? "true" : "false"));
   return o;
+}
+
+// Largest displacement difference of two simulations relative to the largest displacement of
+// the first; `umax_out` receives that largest displacement.
+inline double relative_difference(Simulation& a, Simulation& b, double* umax_out) {
+  std::vector<double> ua, va, ub, vb;
+  a.copy_state_to_host(ua, va);
+  b.copy_state_to_host(ub, vb);
+  double umax = 0, diff = 0;
+  for (size_t i = 0; i < ua.size(); ++i) {
+    umax = std::max(umax, std::abs(ua[i]));
+    diff = std::max(diff, std::abs(ua[i] - ub[i]));
+  }
+  *umax_out = umax;
+  return umax > 0 ? diff / umax : diff;
 }
 
 }  // namespace eb::tled::test
