@@ -74,6 +74,46 @@ TetMesh collect_tets() {
   return m;
 }
 
+// Text of the exception in flight: Gmsh 4.8 throws std::string as well as std::exception.
+std::string gmsh_error_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (const std::string& e) {
+    return e;
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+// One Gmsh session. remesh = false keeps the input triangles: one discrete surface, no
+// reparametrization, only the volume is meshed.
+TetMesh run_gmsh(const TriSurface& s, const TetrahedralizeOptions& options, bool keep_surface) {
+  GmshSession session;
+  gmsh::option::setNumber("Mesh.MeshSizeMax", options.size);
+  gmsh::option::setNumber("Mesh.MeshSizeMin", 0.1 * options.size);
+  gmsh::option::setNumber("Mesh.MeshSizeFromPoints", 0);
+  gmsh::option::setNumber("Mesh.MeshSizeExtendFromBoundary", keep_surface ? 1 : 0);
+  gmsh::option::setNumber("Mesh.Optimize", 1);
+  const int surface = gmsh::model::addDiscreteEntity(2);
+  load_surface(s, surface);
+  std::vector<int> tags{surface};
+  if (!keep_surface) {
+    gmsh::model::mesh::classifySurfaces(options.feature_angle_deg * M_PI / 180.0, true, true, M_PI);
+    gmsh::model::mesh::createGeometry();
+    gmsh::vectorpair surfaces;
+    gmsh::model::getEntities(surfaces, 2);
+    tags.clear();
+    for (const auto& [dim, tag] : surfaces) tags.push_back(tag);
+  }
+  const int loop = gmsh::model::geo::addSurfaceLoop(tags);
+  gmsh::model::geo::addVolume({loop});
+  gmsh::model::geo::synchronize();
+  gmsh::model::mesh::generate(3);
+  return collect_tets();
+}
+
 }  // namespace
 
 TetMesh tetrahedralize_surface(const TriSurface& s, const TetrahedralizeOptions& options, const std::string& source) {
@@ -89,38 +129,21 @@ TetMesh tetrahedralize_surface(const TriSurface& s, const TetrahedralizeOptions&
                      " (extent " + std::to_string(extent) + "): it would need billions of elements");
   std::lock_guard<std::mutex> lock(gmsh_mutex);
   TetMesh m;
-  try {
-    GmshSession session;
-    gmsh::option::setNumber("Mesh.MeshSizeMax", options.size);
-    gmsh::option::setNumber("Mesh.MeshSizeMin", 0.1 * options.size);
-    gmsh::option::setNumber("Mesh.MeshSizeFromPoints", 0);
-    gmsh::option::setNumber("Mesh.MeshSizeExtendFromBoundary", options.keep_surface ? 1 : 0);
-    gmsh::option::setNumber("Mesh.Optimize", 1);
-    const int surface = gmsh::model::addDiscreteEntity(2);
-    load_surface(s, surface);
-    if (options.keep_surface) {
-      gmsh::model::addDiscreteEntity(3, -1, {surface});
-    } else {
-      gmsh::model::mesh::classifySurfaces(options.feature_angle_deg * M_PI / 180.0, true, true, M_PI);
-      gmsh::model::mesh::createGeometry();
-      gmsh::vectorpair surfaces;
-      gmsh::model::getEntities(surfaces, 2);
-      std::vector<int> tags;
-      for (const auto& [dim, tag] : surfaces) tags.push_back(tag);
-      const int loop = gmsh::model::geo::addSurfaceLoop(tags);
-      gmsh::model::geo::addVolume({loop});
-      gmsh::model::geo::synchronize();
-    }
-    gmsh::model::mesh::generate(3);
-    m = collect_tets();
-  } catch (const std::exception& e) {
-    std::string last;
+  std::string remesh_error;
+  if (!options.keep_surface) {
     try {
-      gmsh::logger::getLastError(last);
+      m = run_gmsh(s, options, false);
     } catch (...) {
+      remesh_error = gmsh_error_text();
     }
-    throw InputError(source + ": Gmsh could not tetrahedralize the surface: " + e.what() + (last.empty() ? "" : " (" + last + ")") +
-                     (options.keep_surface ? "" : "; try keeping the input surface (--keep-surface)"));
+  }
+  if (options.keep_surface || !remesh_error.empty()) {
+    try {
+      m = run_gmsh(s, options, true);
+    } catch (...) {
+      throw InputError(source + ": Gmsh could not tetrahedralize the surface: " + gmsh_error_text() +
+                       (remesh_error.empty() ? "" : " (remeshing the surface failed first: " + remesh_error + ")"));
+    }
   }
   if (m.elems.empty()) throw InputError(source + ": Gmsh produced no tetrahedra (is the surface closed and non-self-intersecting?)");
   check_tet_mesh(m, source + " (Gmsh output)");

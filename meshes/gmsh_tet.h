@@ -13,8 +13,9 @@ bool have_gmsh();
 struct TetrahedralizeOptions {
   double size = 0.0;  // target edge length (> 0), in the surface's units
   // false: the surface is reparametrized and remeshed at `size` (classifySurfaces +
-  // createGeometry); true: the input triangles are kept as the boundary and only the
-  // interior is meshed (for surfaces Gmsh cannot reparametrize).
+  // createGeometry); if Gmsh cannot reparametrize it (e.g. the bunny), the input triangles are
+  // kept instead. true: the input triangles are always kept as the boundary and only the
+  // interior is meshed at `size`.
   bool keep_surface = false;
   double feature_angle_deg = 40.0;  // remeshing: sharper edges are kept as curves
 };

@@ -19,7 +19,7 @@ namespace eb::mesh {
 
 std::filesystem::path default_data_dir() {
   if (const char* env = std::getenv("ELASTOBENCH_DATA"); env && *env) return env;
-  return std::filesystem::path(ELASTOBENCH_SOURCE_DIR) / ".." / "shared" / "data" / "meshes";
+  return (std::filesystem::path(ELASTOBENCH_SOURCE_DIR) / ".." / "shared" / "data" / "meshes").lexically_normal();
 }
 
 std::filesystem::path resolve_data_file(const std::string& file, const std::filesystem::path& data_dir) {

@@ -11,13 +11,20 @@
 
 using namespace eb::mesh;
 
-static void BM_VoxelizeBunny269K(benchmark::State& state) {
+// The bunny from the data folder; false (and the benchmark marked as failed) when absent.
+static bool load_bunny(benchmark::State& state, TriSurface& bunny) {
   const std::filesystem::path file = std::filesystem::path(EB_MESH_DATA_DIR) / "bunny.off";
   if (!std::filesystem::exists(file)) {
     state.SkipWithError("bunny.off not found in the data folder");
-    return;
+    return false;
   }
-  const TriSurface bunny = read_surface(file);
+  bunny = read_surface(file);
+  return true;
+}
+
+static void BM_VoxelizeBunny269K(benchmark::State& state) {
+  TriSurface bunny;
+  if (!load_bunny(state, bunny)) return;
   size_t cells = 0;
   for (auto _ : state) {
     const VoxelMesh v = voxelize_target(bunny, 269000, "bunny.off");
@@ -29,12 +36,8 @@ static void BM_VoxelizeBunny269K(benchmark::State& state) {
 BENCHMARK(BM_VoxelizeBunny269K)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 static void BM_VoxelizeBunnyFixedSpacing(benchmark::State& state) {
-  const std::filesystem::path file = std::filesystem::path(EB_MESH_DATA_DIR) / "bunny.off";
-  if (!std::filesystem::exists(file)) {
-    state.SkipWithError("bunny.off not found in the data folder");
-    return;
-  }
-  const TriSurface bunny = read_surface(file);
+  TriSurface bunny;
+  if (!load_bunny(state, bunny)) return;
   for (auto _ : state) benchmark::DoNotOptimize(voxelize(bunny, 1.41e-3, "bunny.off").cells.size());
 }
 BENCHMARK(BM_VoxelizeBunnyFixedSpacing)->Unit(benchmark::kMillisecond);

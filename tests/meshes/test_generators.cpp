@@ -230,6 +230,12 @@ TEST(Gmsh, SphereTetrahedralization) {
     finest_err = std::abs(tet_volume(m) - exact) / exact;
   }
   EXPECT_LT(finest_err, 0.01);
+  // Keeping the input triangles (the fallback for surfaces Gmsh cannot reparametrize).
+  o.keep_surface = true;
+  o.size = 0.2;
+  const TetMesh kept = tetrahedralize_surface(make_icosphere(3), o, "sphere");
+  EXPECT_GT(kept.elems.size(), 100u);
+  EXPECT_NEAR(tet_volume(kept), surface_volume(make_icosphere(3)), 1e-9);
 }
 
 TEST(MeshSpec, SourcesFileSphereAndTransform) {
