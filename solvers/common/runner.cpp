@@ -140,6 +140,7 @@ nlohmann::json run_simulation(const RunRequest& req) {
     std::filesystem::create_directories(req.out_dir, ec);
     if (ec) throw InputError("cannot create output directory " + req.out_dir.string() + ": " + ec.message());
     created_vtk_dir = write_vtk && !std::filesystem::exists(vtk_dir);
+    if (write_vtk) std::filesystem::create_directories(vtk_dir);
   }
   mesh::PvdWriter pvd(vtk_dir / "series.pvd");
 

@@ -129,6 +129,7 @@ template <class V> void visit(V& v, mesh::MeshSpec& m) {
   v("refinement", m.refinement);
   v("scale", m.scale);
   v("translate", m.translate);
+  v("tetrahedralizer", m.tetrahedralizer);
 }
 template <class V> void visit(V& v, Scenario& s) {
   v("name", s.name);
@@ -442,6 +443,7 @@ ElasticConstants elastic_constants(const MaterialSpec& m) {
 void validate_scenario(const Scenario& s) {
   const auto& m = s.mesh;
   check_enum("mesh.source", m.source, {"box", "file", "sphere"});
+  check_enum("mesh.tetrahedralizer", m.tetrahedralizer, {"voxel", "gmsh"});
   if (m.source == "file" && m.file.empty()) throw InputError("scenario key 'mesh.file' is required when mesh.source = \"file\"");
   if (m.element_size < 0) throw InputError("scenario key 'mesh.element_size' must be >= 0");
   if (m.elements_per_edge < 0) throw InputError("scenario key 'mesh.elements_per_edge' must be >= 0");
