@@ -134,9 +134,10 @@ nlohmann::json run_simulation(const RunRequest& req) {
 
   const auto vtk_dir = req.out_dir / "vtk";
   const bool write_vtk = req.write_files && vtk_every > 0;
-  bool created_vtk_dir = false;
+  bool created_vtk_dir = false, created_out_dir = false;
   if (req.write_files) {
     std::error_code ec;
+    created_out_dir = !std::filesystem::exists(req.out_dir);
     std::filesystem::create_directories(req.out_dir, ec);
     if (ec) throw InputError("cannot create output directory " + req.out_dir.string() + ": " + ec.message());
     created_vtk_dir = write_vtk && !std::filesystem::exists(vtk_dir);
@@ -215,10 +216,9 @@ nlohmann::json run_simulation(const RunRequest& req) {
     }
     progress.finish();
   } catch (...) {
-    if (created_vtk_dir) {
-      std::error_code ec;
-      std::filesystem::remove_all(vtk_dir, ec);
-    }
+    std::error_code ec;
+    if (created_vtk_dir) std::filesystem::remove_all(vtk_dir, ec);
+    if (created_out_dir && std::filesystem::is_empty(req.out_dir, ec)) std::filesystem::remove(req.out_dir, ec);
     throw;
   }
 

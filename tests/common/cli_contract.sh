@@ -36,6 +36,26 @@ if [ -n "$first_method" ]; then
   check unknown-scenario 2 "unknown scenario 'nosuch'.*cantilever" -- "$eb" run --method "$first_method" --scenario nosuch --out "$tmp/r"
   check misspelt-set 2 "unknown key 'mesh.elemnt_size'" -- "$eb" run --method "$first_method" --scenario cantilever --set mesh.elemnt_size=1 --out "$tmp/r"
 fi
+if grep -q '"method": "tled"' "$tmp/list.json"; then
+  check run-end-to-end 0 "" -- "$eb" run --method tled --scenario cube-compression --set mesh.elements_per_edge=3 \
+    --steps 60 --vtk-every 25 --quiet --out "$tmp/ok"
+  $py - "$tmp/ok" <<'PY' && echo "ok   run-outputs" || { echo "FAIL run-outputs"; fails=$((fails+1)); }
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "summary.json")))
+assert s["schema"] == "elastobench.summary/1" and s["method"] == "tled" and s["time"]["steps"] == 60
+assert len(s["probes"]["corner"]) == 3 and s["timing"]["steps_per_second"] > 0
+assert s["build"]["git_commit"] and s["machine"]["cpu_model"]
+frames = sorted(f for f in os.listdir(os.path.join(d, "vtk")) if f.endswith(".vtu"))
+assert frames == ["step_0000000.vtu", "step_0000025.vtu", "step_0000050.vtu", "step_0000060.vtu"], frames
+pvd = open(os.path.join(d, "vtk", "series.pvd")).read()
+assert all(f in pvd for f in frames)
+rows = open(os.path.join(d, "timeseries.csv")).read().splitlines()
+assert rows[0].startswith("step,time,") and "corner_uz" in rows[0] and len(rows) >= 3
+PY
+  check divergence-exit-1 1 "inverted" -- "$eb" run --method tled --scenario cube-compression --set time.dt=0.01 --steps 200 --quiet --out "$tmp/div"
+  [ ! -e "$tmp/div" ] && echo "ok   divergence-leaves-nothing" || { echo "FAIL divergence-leaves-nothing"; fails=$((fails+1)); }
+fi
 check unknown-backend 2 "unknown backend 'opencl'.*cpu, cuda" -- "$eb" run --method nosuch --backend opencl --scenario cantilever --out "$tmp/r"
 check unknown-precision 2 "unknown precision 'fp16'" -- "$eb" run --method nosuch --precision fp16 --scenario cantilever --out "$tmp/r"
 [ ! -e "$tmp/r/summary.json" ] && echo "ok   no-partial-output" || { echo "FAIL no-partial-output"; fails=$((fails+1)); }
