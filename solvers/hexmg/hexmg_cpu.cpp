@@ -1,0 +1,458 @@
+// OpenMP backend of hexmg: the readable oracle. Array-of-structures layout (the paper's CPU
+// layout, Sec. 6): the 243 coefficients of a vertex equation are contiguous. Every formula is
+// the EB_HD function of assembly/hexmg/hexmg_kernels.h that the CUDA kernels call too.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "assembly/hexmg/hex_element.h"
+#include "assembly/hexmg/hexmg_kernels.h"
+#include "meshes/errors.h"
+#include "solvers/common/timers.h"
+#include "solvers/hexmg/hexmg_simulation.h"
+
+namespace eb::hexmg {
+namespace {
+
+template <class T>
+Strided<T> aos(T* p, int comps) {
+  return {p, comps, 1};
+}
+
+template <class T>
+class HexmgCpu final : public HexmgSimulation {
+ public:
+  HexmgCpu(Model model, Precision p, int threads) : HexmgSimulation(std::move(model), Backend::Cpu, p), threads_(threads) {
+    const auto Kd = unit_hex_stiffness(m_.poisson, m_.h);
+    K_.assign(Kd.begin(), Kd.end());
+    const int nl = m_.n_levels();
+    store_.resize(nl);
+    views_.resize(nl);
+    for (int l = 0; l < nl; ++l) {
+      const Level& L = m_.levels[l];
+      auto& s = store_[l];
+      s.A.assign(size_t(L.n_padded) * kCoeffs, T(0));
+      s.b.assign(size_t(L.n_padded) * 3, T(0));
+      s.u.assign(size_t(L.n_padded) * 3, T(0));
+      s.r.assign(size_t(L.n_padded) * 3, T(0));
+      LevelView<T>& v = views_[l];
+      v.n = L.n_padded;
+      v.A = aos(s.A.data(), kCoeffs);
+      v.b = aos(s.b.data(), 3);
+      v.u = aos(s.u.data(), 3);
+      v.r = aos(s.r.data(), 3);
+      v.nbr = aos<const int32_t>(L.nbr[0].data(), 27);
+      if (!L.child.empty()) v.child = aos<const int32_t>(L.child[0].data(), 27);
+      if (!L.parent.empty()) v.parent = aos<const int32_t>(L.parent[0].data(), 8);
+      v.dead = L.dead.data();
+    }
+    const Level& L0 = m_.levels[0];
+    const size_t n0 = size_t(L0.n_padded), ne = size_t(m_.n_elems());
+    youngs_.assign(m_.youngs.begin(), m_.youngs.end());
+    R_.assign(ne * 9, T(0));
+    for (size_t e = 0; e < ne; ++e) R_[9 * e] = R_[9 * e + 4] = R_[9 * e + 8] = T(1);
+    mass_.assign(m_.mass.begin(), m_.mass.end());
+    u0_.assign(n0 * 3, T(0));
+    v0_.assign(n0 * 3, T(0));
+    a0_.assign(n0 * 3, T(0));
+    force_.assign(m_.force.begin(), m_.force.end());
+    presc_.assign(m_.presc.begin(), m_.presc.end());
+    factor_.assign(std::max(1, m_.ncurves), T(0));
+    fv_.n_elems = int32_t(ne);
+    fv_.h = T(m_.h);
+    fv_.dt = T(m_.dt);
+    fv_.alpha = T(m_.alpha);
+    fv_.ev = aos<const int32_t>(m_.ev[0].data(), 8);
+    fv_.ve = aos<const int32_t>(m_.ve[0].data(), 8);
+    fv_.youngs = youngs_.data();
+    fv_.R = aos(R_.data(), 9);
+    fv_.mass = mass_.data();
+    fv_.u0 = aos(u0_.data(), 3);
+    fv_.v0 = aos(v0_.data(), 3);
+    fv_.a0 = aos(a0_.data(), 3);
+    fv_.force = aos<const T>(force_.data(), 3 * (m_.ncurves + 1));
+    fv_.presc = aos<const T>(presc_.data(), 3 * std::max(1, m_.ncurves));
+    fv_.cmask = m_.cmask.data();
+    fv_.ncurves = m_.ncurves;
+    fv_.factor = factor_.data();
+    const size_t nc = size_t(m_.levels.back().n_padded) * 3;
+    cg_p_.assign(nc, T(0));
+    cg_q_.assign(nc, T(0));
+    cg_r_.assign(nc, T(0));
+  }
+
+  void advance(int steps) override {
+    omp_set_num_threads(threads_);
+    for (int i = 0; i < steps; ++i) {
+      begin_step();
+      {
+        CpuPhase t(timings_, "solve");
+        solve();
+      }
+      end_step();
+    }
+  }
+
+  void begin_step() override {
+    omp_set_num_threads(threads_);
+    const auto f = m_.factors((step_ + 1) * m_.dt);
+    for (int c = 0; c < m_.ncurves; ++c) factor_[c] = T(f[c]);
+    {
+      CpuPhase t(timings_, "rotations");
+      compute_rotations();
+    }
+    {
+      CpuPhase t(timings_, "assembly");
+      const LevelView<T>& L0 = views_[0];
+      const HostStiffness<T> K{K_.data()};
+      const int64_t n = L0.n;
+#pragma omp parallel for schedule(static)
+      for (int64_t x = 0; x < n; ++x) assemble_vertex(x, fv_, L0, K);
+    }
+    {
+      CpuPhase t(timings_, "coarse_assembly");
+      for (int l = 1; l < m_.n_levels(); ++l) {
+        const LevelView<T>&F = views_[l - 1], &C = views_[l];
+        const int64_t n = C.n;
+#pragma omp parallel for schedule(static)
+        for (int64_t x = 0; x < n; ++x) {
+          if (C.nbr(x, kCentre) < 0) continue;
+          galerkin_components<kBlock>(x, 0, F, C);
+        }
+      }
+    }
+    have_trace_residuals_ = false;
+    step_open_ = true;
+  }
+
+  void vcycle() override { vcycle_level(0); }
+
+  double system_residual() override { return std::sqrt(residual(0)); }
+
+  void end_step() override {
+    CpuPhase t(timings_, "update");
+    const LevelView<T>& L0 = views_[0];
+    const int64_t n = L0.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < n; ++x) newmark_update_vertex(x, fv_, L0);
+    ++step_;
+    step_open_ = false;
+  }
+
+  std::vector<double> rotations() override { return std::vector<double>(R_.begin(), R_.end()); }
+  std::vector<double> slot_displacement() override {
+    std::vector<double> u(u0_.begin(), u0_.end());
+    if (step_open_)
+      for (size_t i = 0; i < u.size(); ++i) u[i] += double(store_[0].u[i]);
+    return u;
+  }
+  double mean_coarse_iterations() const override {
+    return coarse_solves_ ? double(coarse_iter_sum_) / coarse_solves_ : m_.solver.coarse_max_iterations / 4.0;
+  }
+
+  void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
+    const size_t n = m_.nodes.size();
+    u.resize(3 * n);
+    v.resize(3 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t s = size_t(m_.slot_of_node[i]);
+      for (int d = 0; d < 3; ++d) {
+        u[3 * i + d] = double(u0_[3 * s + d]) + (step_open_ ? double(store_[0].u[3 * s + d]) : 0.0);
+        v[3 * i + d] = double(v0_[3 * s + d]);
+      }
+    }
+  }
+
+  void set_state(const std::vector<double>& slot_u, const std::vector<double>& slot_v) override {
+    step_open_ = false;
+    for (size_t i = 0; i < store_[0].u.size(); ++i) {
+      store_[0].u[i] = T(0);
+      u0_[i] = T(slot_u[i]);
+      v0_[i] = T(slot_v.empty() ? 0.0 : slot_v[i]);
+      a0_[i] = T(0);
+    }
+  }
+
+  ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance) override { return pcg_level0(iterations, rel_tolerance); }
+
+  void export_system(std::vector<Triplet>& A, std::vector<double>& b, std::vector<double>& u) override {
+    const Level& L = m_.levels[0];
+    const auto& s = store_[0];
+    A.clear();
+    b.assign(s.b.begin(), s.b.end());
+    u.assign(s.u.begin(), s.u.end());
+    for (int32_t x = 0; x < L.n_padded; ++x) {
+      if (L.nbr[x][kCentre] < 0) {
+        for (int d = 0; d < 3; ++d) A.push_back({3 * int64_t(x) + d, 3 * int64_t(x) + d, 1.0});
+        continue;
+      }
+      for (int l = 0; l < kStencil; ++l) {
+        const int32_t y = L.nbr[x][l];
+        if (y < 0) continue;
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) {
+            const double v = double(s.A[size_t(x) * kCoeffs + l * kBlock + 3 * i + j]);
+            if (v != 0.0) A.push_back({3 * int64_t(x) + i, 3 * int64_t(y) + j, v});
+          }
+      }
+    }
+  }
+
+ protected:
+  void last_step_residuals(double& initial, double& final_) override {
+    // |b - A du| at du = 0 (the initial guess u_old) and at the solution du.
+    auto& s = store_[0];
+    std::vector<T> keep = s.u;
+    std::fill(s.u.begin(), s.u.end(), T(0));
+    initial = std::sqrt(residual(0));
+    s.u = keep;
+    final_ = std::sqrt(residual(0));
+  }
+
+  void add_details(nlohmann::json& j) const override {
+    j["threads"] = threads_;
+    j["layout"] = "array of structures (243 contiguous coefficients per vertex)";
+  }
+
+ private:
+  struct Store {
+    std::vector<T> A, b, u, r;
+  };
+
+  void compute_rotations() {
+    const int64_t ne = m_.n_elems();
+    if (m_.solver.linear) return;  // R stays identity
+    int64_t kept = 0, first_kept = std::numeric_limits<int64_t>::max(), bad = std::numeric_limits<int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(+ : kept) reduction(min : first_kept, bad)
+    for (int64_t e = 0; e < ne; ++e) {
+      const int st = element_rotation(e, fv_);
+      if (st == kRotationKeptPrevious) {
+        ++kept;
+        first_kept = std::min(first_kept, e);
+      } else if (st == kRotationNonFinite) {
+        bad = std::min(bad, e);
+      }
+    }
+    if (bad != std::numeric_limits<int64_t>::max()) {
+      std::ostringstream msg;
+      msg << "hexmg cpu: element " << bad << " has a non-finite deformation gradient at step " << step_ + 1
+          << " (the solution diverged; try a smaller time.dt or more solver.cycles)";
+      throw RuntimeFailure(msg.str());
+    }
+    if (kept) {
+      kept_rotation_count_ += kept;
+      if (first_inverted_element_ < 0) {
+        first_inverted_element_ = first_kept;
+        first_inverted_step_ = step_ + 1;
+      }
+    }
+  }
+
+  void solve() {
+    const SolverChoice& s = m_.solver;
+    if (s.jacobi_pcg) {
+      const ConvergenceTrace tr = pcg_level0(s.max_iterations, s.tolerance);
+      record_trace(tr, int(tr.residual.size()) - 1);
+      return;
+    }
+    if (s.tolerance_mode) {
+      ConvergenceTrace tr;
+      const double r0 = system_residual();
+      tr.residual.push_back(r0);
+      double r = r0;
+      int it = 0;
+      while (it < s.max_iterations && r > s.tolerance * r0 && r0 > 0) {
+        vcycle();
+        r = system_residual();
+        tr.residual.push_back(r);
+        ++it;
+      }
+      record_trace(tr, it);
+      return;
+    }
+    for (int c = 0; c < s.cycles; ++c) vcycle();
+    cycles_sum_ += s.cycles;
+    ++solves_;
+    last_iterations_ = s.cycles;
+    last_converged_ = true;
+  }
+
+  void record_trace(const ConvergenceTrace& tr, int iterations) {
+    cycles_sum_ += iterations;
+    ++solves_;
+    last_iterations_ = iterations;
+    have_trace_residuals_ = true;
+    trace_initial_ = tr.residual.front();
+    trace_final_ = tr.residual.back();
+    last_converged_ = std::isfinite(trace_final_) && trace_final_ <= m_.solver.tolerance * trace_initial_;
+  }
+
+  void gs_sweep(int l) {
+    const LevelView<T>& L = views_[l];
+    const auto& cb = m_.levels[l].colour_begin;
+    for (int c = 0; c < 8; ++c) {
+      const int64_t b = cb[c], e = cb[c + 1];
+#pragma omp parallel for schedule(static)
+      for (int64_t x = b; x < e; ++x) gauss_seidel_vertex(x, L);
+    }
+  }
+
+  double residual(int l) {
+    const LevelView<T>& L = views_[l];
+    const int64_t n = L.n;
+    double n2 = 0;
+#pragma omp parallel for schedule(static) reduction(+ : n2)
+    for (int64_t x = 0; x < n; ++x) n2 += double(residual_vertex(x, L));
+    return n2;
+  }
+
+  void vcycle_level(int l) {
+    const int last = m_.n_levels() - 1;
+    if (l == last) {
+      coarse_cg(l);
+      return;
+    }
+    for (int i = 0; i < m_.solver.pre_smooth; ++i) gs_sweep(l);
+    residual(l);
+    const LevelView<T>&F = views_[l], &C = views_[l + 1];
+    {
+      const int64_t n = C.n;
+#pragma omp parallel for schedule(static)
+      for (int64_t x = 0; x < n; ++x) restrict_vertex(x, F, C);
+    }
+    vcycle_level(l + 1);
+    {
+      const int64_t n = F.n;
+#pragma omp parallel for schedule(static)
+      for (int64_t x = 0; x < n; ++x) interpolate_correct_vertex(x, F, C);
+    }
+    for (int i = 0; i < m_.solver.post_smooth; ++i) gs_sweep(l);
+  }
+
+  // Conjugate gradients on the coarsest level (Sec. 4.2.7), serial: it has < 512 vertices.
+  void coarse_cg(int l) {
+    const LevelView<T>& L = views_[l];
+    const int64_t n = L.n;
+    Strided<T> r = aos(cg_r_.data(), 3), p = aos(cg_p_.data(), 3), q = aos(cg_q_.data(), 3);
+    double rr = 0;
+    for (int64_t x = 0; x < n; ++x) {
+      stencil_apply_vertex(x, L, L.u, q);
+      for (int d = 0; d < 3; ++d) {
+        const T rv = (L.nbr(x, kCentre) < 0) ? T(0) : L.b(x, d) - q(x, d);
+        r(x, d) = rv;
+        p(x, d) = rv;
+        rr += double(rv) * rv;
+      }
+    }
+    const double stop = m_.solver.coarse_tolerance * m_.solver.coarse_tolerance * rr;
+    int it = 0;
+    while (it < m_.solver.coarse_max_iterations && rr > stop && rr > 0) {
+      double pq = 0;
+      for (int64_t x = 0; x < n; ++x) {
+        stencil_apply_vertex(x, L, p, q);
+        for (int d = 0; d < 3; ++d) pq += double(p(x, d)) * q(x, d);
+      }
+      if (!(pq > 0)) break;  // converged to round-off (or lost positivity): stop
+      const T a = T(rr / pq);
+      double rr_new = 0;
+      for (int64_t x = 0; x < n; ++x)
+        for (int d = 0; d < 3; ++d) {
+          L.u(x, d) += a * p(x, d);
+          r(x, d) -= a * q(x, d);
+          rr_new += double(r(x, d)) * r(x, d);
+        }
+      const T beta = T(rr_new / rr);
+      for (int64_t x = 0; x < n; ++x)
+        for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) + beta * p(x, d);
+      rr = rr_new;
+      ++it;
+    }
+    coarse_iter_sum_ += it;
+    ++coarse_solves_;
+  }
+
+  // Jacobi (scalar diagonal) preconditioned CG on the simulation level from the current u.
+  ConvergenceTrace pcg_level0(int iterations, double rel_tolerance) {
+    ConvergenceTrace tr;
+    Stopwatch clock;
+    const LevelView<T>& L = views_[0];
+    const int64_t n = L.n;
+    std::vector<T> rb(size_t(n) * 3), pb(size_t(n) * 3), qb(size_t(n) * 3), zb(size_t(n) * 3);
+    Strided<T> r = aos(rb.data(), 3), p = aos(pb.data(), 3), q = aos(qb.data(), 3), z = aos(zb.data(), 3);
+    auto diag = [&](int64_t x, int d) { return L.A(x, kCentre * kBlock + 4 * d); };
+    double rz = 0, rr = 0;
+#pragma omp parallel for schedule(static) reduction(+ : rz, rr)
+    for (int64_t x = 0; x < n; ++x) {
+      stencil_apply_vertex(x, L, L.u, q);
+      const bool pad = L.nbr(x, kCentre) < 0;
+      for (int d = 0; d < 3; ++d) {
+        const T rv = pad ? T(0) : L.b(x, d) - q(x, d);
+        r(x, d) = rv;
+        z(x, d) = pad ? T(0) : rv / diag(x, d);
+        p(x, d) = z(x, d);
+        rz += double(rv) * z(x, d);
+        rr += double(rv) * rv;
+      }
+    }
+    const double r0 = std::sqrt(rr);
+    tr.seconds.push_back(clock.elapsed_ms() / 1000.0);
+    tr.residual.push_back(r0);
+    for (int it = 0; it < iterations && std::sqrt(rr) > rel_tolerance * r0 && rr > 0; ++it) {
+      double pq = 0;
+#pragma omp parallel for schedule(static) reduction(+ : pq)
+      for (int64_t x = 0; x < n; ++x) {
+        stencil_apply_vertex(x, L, p, q);
+        for (int d = 0; d < 3; ++d) pq += double(p(x, d)) * q(x, d);
+      }
+      if (!(pq > 0)) break;
+      const T a = T(rz / pq);
+      double rz_new = 0, rr_new = 0;
+#pragma omp parallel for schedule(static) reduction(+ : rz_new, rr_new)
+      for (int64_t x = 0; x < n; ++x) {
+        if (L.nbr(x, kCentre) < 0) continue;
+        for (int d = 0; d < 3; ++d) {
+          L.u(x, d) += a * p(x, d);
+          r(x, d) -= a * q(x, d);
+          z(x, d) = r(x, d) / diag(x, d);
+          rz_new += double(r(x, d)) * z(x, d);
+          rr_new += double(r(x, d)) * r(x, d);
+        }
+      }
+      const T beta = T(rz_new / rz);
+#pragma omp parallel for schedule(static)
+      for (int64_t x = 0; x < n; ++x)
+        for (int d = 0; d < 3; ++d) p(x, d) = z(x, d) + beta * p(x, d);
+      rz = rz_new;
+      rr = rr_new;
+      tr.seconds.push_back(clock.elapsed_ms() / 1000.0);
+      tr.residual.push_back(std::sqrt(rr));
+    }
+    return tr;
+  }
+
+  int threads_;
+  std::vector<T> K_;
+  std::vector<Store> store_;
+  std::vector<LevelView<T>> views_;
+  std::vector<T> youngs_, R_, mass_, u0_, v0_, a0_, force_, presc_, factor_;
+  FineView<T> fv_;
+  std::vector<T> cg_p_, cg_q_, cg_r_;
+  int64_t coarse_iter_sum_ = 0, coarse_solves_ = 0;
+  bool step_open_ = false;  // begin_step() done, end_step() not yet: u = u0 + du
+};
+
+}  // namespace
+
+std::unique_ptr<HexmgSimulation> make_hexmg_cpu_impl(const Scenario& sc, const RunOptions& o) {
+  Model m = build_model(sc, o);
+  const int threads = o.threads > 0 ? o.threads : omp_get_num_procs();
+  if (o.precision == Precision::Fp32) return std::make_unique<HexmgCpu<float>>(std::move(m), o.precision, threads);
+  return std::make_unique<HexmgCpu<double>>(std::move(m), o.precision, threads);
+}
+
+std::unique_ptr<Simulation> make_hexmg_cpu(const Scenario& sc, const RunOptions& o) { return make_hexmg_cpu_impl(sc, o); }
+
+}  // namespace eb::hexmg

@@ -1,0 +1,114 @@
+#pragma once
+// The hexmg simulation model (Dick et al. 2011, Secs. 3.2 and 4.1/4.3), built once on the host
+// and shared by both backends: the voxel lattice of the hexahedral mesh, the octree hierarchy
+// built bottom-up, the per-level vertex numbering (8 Gauss-Seidel colour subsets, each ordered
+// lexicographically with x fastest and padded to a multiple of 32), the index structures
+// (27 stencil neighbours, 27 children, 8 parents per vertex; 8 vertices per element and 8
+// incident elements per vertex), per-element materials, lumped masses and the boundary.
+// Index arrays are stored array-of-structures here; the CUDA backend transposes them.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "meshes/mesh.h"
+#include "solvers/common/scenario.h"
+#include "solvers/common/simulation.h"
+
+namespace eb::hexmg {
+
+constexpr int kColourAlign = 32;            // each colour subset starts at a multiple of 32
+constexpr int kCoarsestMaxVertices = 512;   // the hierarchy stops below this (Sec. 4.2.7)
+
+struct Level {
+  int32_t n_real = 0;     // vertices
+  int32_t n_padded = 0;   // slots including padding (a multiple of 32)
+  std::array<int32_t, 9> colour_begin{};          // slot ranges of the 8 colours, [8] = n_padded
+  std::vector<std::array<int32_t, 3>> coord;      // lattice coordinate per slot (padding: -1)
+  std::vector<std::array<int32_t, 27>> nbr;       // stencil neighbours (nbr[x][13] = x; padding -1)
+  std::vector<std::array<int32_t, 27>> child;     // finer-level vertex at 2x + k (empty on level 0)
+  std::vector<std::array<int32_t, 8>> parent;     // coarser vertices interpolated from (empty on the coarsest)
+  std::vector<uint8_t> dead;                      // components without an equation
+  int64_t cells = 0;                              // hexahedra of this level (octree cells)
+};
+
+// How the linear system of a step is solved (solver.variant, '+'-separated flags).
+struct SolverChoice {
+  bool tolerance_mode = false;  // "tolerance": V-cycles until |r| <= tolerance |r0| (max_iterations)
+  bool jacobi_pcg = false;      // "jacobi-pcg": Jacobi-preconditioned CG instead of multigrid (CPU, Fig. 11)
+  bool linear = false;          // "linear": no co-rotation (R = I), plain linear elasticity
+  int cycles = 2;
+  int pre_smooth = 2, post_smooth = 1;
+  double tolerance = 1e-6;
+  int max_iterations = 100;
+  double coarse_tolerance = 1e-4;  // relative residual of the coarsest-level CG
+  int coarse_max_iterations = 200;
+  std::string describe() const;
+};
+SolverChoice parse_solver(const SolverSpec& spec);
+
+struct Model {
+  std::string name;
+  double h = 0;                 // element edge (m)
+  mesh::Vec3 origin{0, 0, 0};   // position of lattice point (0,0,0)
+  double poisson = 0.3;
+  std::vector<Level> levels;    // [0] = simulation level
+
+  // Elements (finest level), ordered lexicographically by cell (z, then y, then x fastest).
+  std::vector<std::array<int32_t, 3>> cell;
+  std::vector<std::array<int32_t, 8>> ev;  // level-0 slots of the 8 corners (lattice order)
+  std::vector<std::array<int32_t, 8>> ve;  // per level-0 slot: incident element per corner slot
+  std::vector<double> youngs, density;
+  std::vector<int32_t> material_id;
+  std::vector<double> mass;                // per level-0 slot
+
+  // Boundary per level-0 slot: constrained mask, forces (constant part first, then one set per
+  // load curve) and prescribed displacements (one set per load curve).
+  std::vector<uint8_t> cmask;
+  int ncurves = 0;
+  std::vector<LoadCurve> curves;
+  std::vector<double> force;  // 3 (ncurves + 1) per slot
+  std::vector<double> presc;  // 3 ncurves per slot (at least 1 entry per slot to keep strides valid)
+  mesh::Vec3 gravity{0, 0, 0};
+
+  // Output view: real vertices in level-0 slot order (padding removed).
+  std::vector<mesh::Vec3> nodes;
+  std::vector<int32_t> slot_of_node;
+  std::vector<int32_t> node_of_slot;       // -1 for padding
+  std::vector<int32_t> connectivity;       // VTK hexahedron order, node indices
+  std::vector<uint8_t> fixed_any;
+
+  double dt = 0, alpha = 0;
+  SolverChoice solver;
+
+  int64_t n_elems() const { return int64_t(ev.size()); }
+  int n_levels() const { return int(levels.size()); }
+  // Load factors of every curve at time t.
+  std::vector<double> factors(double t) const;
+};
+
+// Builds the model of a scenario. Throws InputError for meshes that are not a regular lattice of
+// equal axis-aligned cubes, for per-element Poisson ratios (the method has one stiffness matrix
+// for all elements) and for unknown solver variants.
+Model build_model(const Scenario& sc, const RunOptions& opts);
+
+// The lattice of a hexahedral mesh: every element must be an axis-aligned cube of one edge h.
+struct Lattice {
+  double h = 0;
+  mesh::Vec3 origin{0, 0, 0};
+  std::vector<std::array<int32_t, 3>> cells;  // per mesh element
+};
+Lattice lattice_of(const mesh::HexMesh& m, const std::string& source);
+
+// Hierarchy from finest-level cells (exposed for tests).
+std::vector<Level> build_hierarchy(const std::vector<std::array<int32_t, 3>>& cells, int max_coarsest_vertices);
+
+// Dead components of the coarse levels from levels[0].dead: a coarse component is dead when
+// every child component is (the masked prolongation cannot reach it).
+void propagate_dead(std::vector<Level>& levels);
+
+nlohmann::json model_details(const Model& m);
+
+}  // namespace eb::hexmg

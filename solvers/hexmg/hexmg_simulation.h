@@ -1,0 +1,113 @@
+#pragma once
+// The backend-independent part of a hexmg simulation: the model, output views, work counts,
+// solver statistics and output fields. The OpenMP (hexmg_cpu.cpp) and CUDA (hexmg_cuda.cu)
+// backends derive from it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/common/simulation.h"
+#include "solvers/hexmg/hexmg_model.h"
+
+namespace eb::hexmg {
+
+// FLOPs and bytes of one kernel over one time step (the paper's Table 3 counts: every byte a
+// kernel reads or writes, cache hits included, i.e. "effective" traffic), and the bytes it
+// must move at least (each array touched once; "compulsory").
+struct KernelWork {
+  std::string kernel;
+  double flops = 0;
+  double bytes = 0;
+  double compulsory_bytes = 0;
+  double launches = 0;  // kernel launches per step on the GPU
+};
+
+// Per-kernel counts of one step. `cycles` and `coarse_iterations` may be fractional means.
+std::vector<KernelWork> work_breakdown(const Model& m, int scalar_bytes, double cycles, double coarse_iterations);
+
+// Per-step statistics a study (Fig. 11) reads: residual after each V-cycle or CG iteration with
+// its time since the solve began.
+struct ConvergenceTrace {
+  std::vector<double> seconds;
+  std::vector<double> residual;  // |r| (2-norm over all components)
+};
+
+class HexmgSimulation : public Simulation {
+ public:
+  HexmgSimulation(Model model, Backend backend, Precision precision)
+      : m_(std::move(model)), backend_(backend), precision_(precision) {}
+
+  const std::vector<mesh::Vec3>& nodes() const override { return m_.nodes; }
+  mesh::CellType cell_type() const override { return mesh::CellType::Hexahedron; }
+  const std::vector<int32_t>& connectivity() const override { return m_.connectivity; }
+  const std::vector<uint8_t>& fixed_nodes() const override { return m_.fixed_any; }
+  double dt() const override { return m_.dt; }
+  WorkCounts work_per_step() const override;
+  SolverStats solver_stats() const override;
+  nlohmann::json details() const override;
+  void cell_fields(std::vector<mesh::Field>& out) override;
+
+  const Model& model() const { return m_; }
+  std::vector<KernelWork> kernel_work() const;
+  int64_t steps_done() const { return step_; }
+  // Element rotations (9 per element, row-major), current.
+  virtual std::vector<double> rotations() = 0;
+  // Displacement per level-0 slot (3 per slot, padding included), current (within an open step:
+  // u_old + the current increment).
+  virtual std::vector<double> slot_displacement() = 0;
+  // Mean V-cycles (or CG iterations) and coarsest-CG iterations per step so far.
+  double mean_cycles() const { return solves_ ? double(cycles_sum_) / solves_ : m_.solver.cycles; }
+  virtual double mean_coarse_iterations() const = 0;
+
+  // Stepwise access (tests, Fig. 11 study): begin_step() assembles the next step's system on
+  // every level (rotations, Eq. 9, Eqs. 10-11) with u = previous solution as initial guess;
+  // vcycle() runs one V-cycle; system_residual() is |b - A u| on the simulation level;
+  // end_step() applies the Newmark update. advance() is begin/solve/end per step.
+  virtual void begin_step() = 0;
+  // Overwrites the displacement (and velocity; empty = 0) per level-0 slot; acceleration = 0.
+  virtual void set_state(const std::vector<double>& slot_u, const std::vector<double>& slot_v) = 0;
+  virtual void vcycle() = 0;
+  virtual double system_residual() = 0;
+  virtual void end_step() = 0;
+  // Jacobi-preconditioned CG on the assembled level-0 system from the current u, `iterations`
+  // iterations, recording |r| after each (CPU only; Fig. 11).
+  virtual ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance);
+  // Level-0 system as (row, col, value) in slot-component numbering 3 slot + d, its right-hand
+  // side and current solution; the unknown is the step's increment du = u - u_old.
+  struct Triplet {
+    int64_t row, col;
+    double value;
+  };
+  virtual void export_system(std::vector<Triplet>& A, std::vector<double>& b, std::vector<double>& u) = 0;
+
+  // Elastic forces of the current state, f = sum_e R K (R^T x - p) per level-0 slot (3 per
+  // slot), with the rotations as they are (tests: patch test, rigid rotation).
+  std::vector<double> elastic_forces(const std::vector<double>& slot_u, const std::vector<double>& R) const;
+
+ protected:
+  // Backend computes |b - A u0| and |b - A u| of the last step's system (u0 = initial guess).
+  virtual void last_step_residuals(double& initial, double& final_) = 0;
+  virtual void add_details(nlohmann::json& j) const { (void)j; }
+
+  Model m_;
+  Backend backend_;
+  Precision precision_;
+  int64_t step_ = 0;
+  int64_t cycles_sum_ = 0, solves_ = 0;
+  int last_iterations_ = 0;
+  bool last_converged_ = true;
+  bool have_trace_residuals_ = false;  // tolerance mode: residuals recorded during the solve
+  double trace_initial_ = 0, trace_final_ = 0;
+  int64_t kept_rotation_count_ = 0;     // element-steps with det F <= kInvertedVolumeRatio
+  int64_t first_inverted_element_ = -1, first_inverted_step_ = -1;
+};
+
+std::unique_ptr<Simulation> make_hexmg_cpu(const Scenario& scenario, const RunOptions& options);
+#if defined(ELASTOBENCH_HAVE_CUDA) && defined(EB_HEXMG_CUDA_BACKEND)
+std::unique_ptr<Simulation> make_hexmg_cuda(const Scenario& scenario, const RunOptions& options);
+#endif
+
+// Direct access for tests and the experiment driver (same objects the factories return).
+std::unique_ptr<HexmgSimulation> make_hexmg(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace eb::hexmg

@@ -1,0 +1,87 @@
+#pragma once
+// Shared helpers for the hexmg tests. Every per-backend test source is compiled twice: into
+// test_hexmg with the CPU instances and into test_hexmg_gpu (EB_HEXMG_TEST_CUDA defined, ctest
+// label `gpu`) with the CUDA instances, which skip themselves when no CUDA device is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/common/cuda_info.h"
+#include "solvers/common/scenario.h"
+#include "solvers/hexmg/hexmg_simulation.h"
+
+namespace eb::hexmg::test {
+
+struct Regime {
+  Backend backend;
+  Precision precision;
+};
+
+inline std::vector<Regime> regimes() {
+#if defined(EB_HEXMG_TEST_CUDA)
+  return {{Backend::Cuda, Precision::Fp32}, {Backend::Cuda, Precision::Fp64}};
+#else
+  return {{Backend::Cpu, Precision::Fp32}, {Backend::Cpu, Precision::Fp64}};
+#endif
+}
+
+inline std::string regime_name(const ::testing::TestParamInfo<Regime>& info) {
+  return to_string(info.param.backend) + "_" + to_string(info.param.precision);
+}
+
+#define EB_HEXMG_SKIP_WITHOUT_DEVICE(regime)                                       \
+  do {                                                                              \
+    if ((regime).backend == ::eb::Backend::Cuda && ::eb::cuda_device_count() == 0)  \
+      GTEST_SKIP() << "no usable CUDA device";                                     \
+  } while (0)
+
+// Round-off scale of a precision (tolerances are multiples of it).
+inline double eps_of(Precision p) { return p == Precision::Fp32 ? 1.2e-7 : 2.2e-16; }
+
+inline Scenario from_toml(const std::string& toml, const std::vector<std::string>& overrides = {}) {
+  nlohmann::json doc = parse_scenario_text(toml, "toml", "hexmg test");
+  for (const auto& o : overrides) apply_override(doc, o);
+  Scenario s = scenario_from_json(doc, "hexmg test");
+  validate_scenario(s);
+  return s;
+}
+
+// A cube of edge 0.1 m with n elements per edge, bottom face (z = 0) clamped, gravity, the
+// material of Dick 2011 Fig. 11 (E = 1e6 Pa, nu = 0.3, rho = 1e5 kg/m^3, dt = 50 ms).
+inline Scenario clamped_cube(int n, const std::vector<std::string>& overrides = {}) {
+  const std::string toml = R"(name = "hexmg-test-cube"
+[mesh]
+source = "box"
+origin = [0.0, 0.0, 0.0]
+size = [0.1, 0.1, 0.1]
+elements_per_edge = )" + std::to_string(n) + R"(
+[material]
+youngs_modulus = 1.0e6
+poisson_ratio = 0.3
+density = 1.0e5
+[boundary]
+gravity = [0.0, 0.0, -9.81]
+[[boundary.fixed]]
+components = "xyz"
+where = { kind = "plane", point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] }
+[time]
+dt = 0.05
+damping = 1.0
+steps = 10
+)";
+  return from_toml(toml, overrides);
+}
+
+inline std::unique_ptr<HexmgSimulation> make(const Scenario& s, Regime r, int threads = 1) {
+  RunOptions o;
+  o.backend = r.backend;
+  o.precision = r.precision;
+  o.threads = threads;
+  return make_hexmg(s, o);
+}
+
+}  // namespace eb::hexmg::test
