@@ -10,11 +10,24 @@ DATA=${ELASTOBENCH_DATA:-../shared/data/meshes}
 rm -rf .devcarry
 mkdir -p .devcarry/lib .devcarry/meshes
 mkdir -p .devcarry/build/bin
-cp "$B"/bin/* .devcarry/build/bin/
+# Only what runs on the device; stripped, since the transfer is limited to 64 MiB.
+for b in elastobench test_common_cuda bench_ceilings 'test_*_gpu' 'bench_tled' 'bench_hexmg' 'bench_*_gpu'; do
+  for f in "$B"/bin/$b; do [ -f "$f" ] && cp "$f" .devcarry/build/bin/; done
+done
+strip --strip-unneeded .devcarry/build/bin/* 2>/dev/null || true
 for bin in .devcarry/build/bin/*; do
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libbenchmark|libgomp|libtomlplusplus|libz\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .devcarry/lib/
 for m in ${EB_DEVICE_MESHES:-bunny.off}; do cp "$DATA/$m" .devcarry/meshes/; done
+# CalculiX for the TLED comparison: the GPU machine is offline, so the binary and the shared
+# libraries it loads travel too (put on PATH/LD_LIBRARY_PATH by the session script).
+if [ "${EB_DEVICE_CCX:-1}" = "1" ] && command -v ccx >/dev/null; then
+  mkdir -p .devcarry/ccx/bin .devcarry/ccx/lib
+  cp -L "$(command -v ccx)" .devcarry/ccx/bin/
+  ldd "$(command -v ccx)" | awk '/=> \//{print $3}' | grep -vE 'libc\.so|libm\.so|libpthread|libmvec|libgcc_s' |
+    xargs -r -I{} cp -L {} .devcarry/ccx/lib/
+  strip --strip-unneeded .devcarry/ccx/bin/* .devcarry/ccx/lib/* 2>/dev/null || true
+fi
 # The ctest files sit beside the binaries' build tree.
 (cd "$B" && find . \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \) -print0 |
   xargs -0 -I{} cp --parents {} ../.devcarry/build/)
