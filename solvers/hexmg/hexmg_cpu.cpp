@@ -129,6 +129,7 @@ class HexmgCpu final : public HexmgSimulation {
   }
 
   void vcycle() override { vcycle_level(0); }
+  void restart_solve() override { std::fill(store_[0].u.begin(), store_[0].u.end(), T(0)); }
 
   double system_residual() override { return std::sqrt(residual(0)); }
 
@@ -154,16 +155,7 @@ class HexmgCpu final : public HexmgSimulation {
   }
 
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
-    const size_t n = m_.nodes.size();
-    u.resize(3 * n);
-    v.resize(3 * n);
-    for (size_t i = 0; i < n; ++i) {
-      const size_t s = size_t(m_.slot_of_node[i]);
-      for (int d = 0; d < 3; ++d) {
-        u[3 * i + d] = double(u0_[3 * s + d]) + (step_open_ ? double(store_[0].u[3 * s + d]) : 0.0);
-        v[3 * i + d] = double(v0_[3 * s + d]);
-      }
-    }
+    slots_to_nodes(slot_displacement(), std::vector<double>(v0_.begin(), v0_.end()), u, v);
   }
 
   void set_state(const std::vector<double>& slot_u, const std::vector<double>& slot_v) override {
@@ -176,29 +168,15 @@ class HexmgCpu final : public HexmgSimulation {
     }
   }
 
-  ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance) override { return pcg_level0(iterations, rel_tolerance); }
+  ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance, double max_seconds) override {
+    return pcg_level0(iterations, rel_tolerance, max_seconds);
+  }
 
   void export_system(std::vector<Triplet>& A, std::vector<double>& b, std::vector<double>& u) override {
-    const Level& L = m_.levels[0];
     const auto& s = store_[0];
-    A.clear();
     b.assign(s.b.begin(), s.b.end());
     u.assign(s.u.begin(), s.u.end());
-    for (int32_t x = 0; x < L.n_padded; ++x) {
-      if (L.nbr[x][kCentre] < 0) {
-        for (int d = 0; d < 3; ++d) A.push_back({3 * int64_t(x) + d, 3 * int64_t(x) + d, 1.0});
-        continue;
-      }
-      for (int l = 0; l < kStencil; ++l) {
-        const int32_t y = L.nbr[x][l];
-        if (y < 0) continue;
-        for (int i = 0; i < 3; ++i)
-          for (int j = 0; j < 3; ++j) {
-            const double v = double(s.A[size_t(x) * kCoeffs + l * kBlock + 3 * i + j]);
-            if (v != 0.0) A.push_back({3 * int64_t(x) + i, 3 * int64_t(y) + j, v});
-          }
-      }
-    }
+    level0_triplets(s.A.data(), kCoeffs, 1, A);
   }
 
  protected:
@@ -375,7 +353,7 @@ class HexmgCpu final : public HexmgSimulation {
   }
 
   // Jacobi (scalar diagonal) preconditioned CG on the simulation level from the current u.
-  ConvergenceTrace pcg_level0(int iterations, double rel_tolerance) {
+  ConvergenceTrace pcg_level0(int iterations, double rel_tolerance, double max_seconds = 1e30) {
     ConvergenceTrace tr;
     Stopwatch clock;
     const LevelView<T>& L = views_[0];
@@ -400,7 +378,7 @@ class HexmgCpu final : public HexmgSimulation {
     const double r0 = std::sqrt(rr);
     tr.seconds.push_back(clock.elapsed_ms() / 1000.0);
     tr.residual.push_back(r0);
-    for (int it = 0; it < iterations && std::sqrt(rr) > rel_tolerance * r0 && rr > 0; ++it) {
+    for (int it = 0; it < iterations && std::sqrt(rr) > rel_tolerance * r0 && rr > 0 && tr.seconds.back() < max_seconds; ++it) {
       double pq = 0;
 #pragma omp parallel for schedule(static) reduction(+ : pq)
       for (int64_t x = 0; x < n; ++x) {

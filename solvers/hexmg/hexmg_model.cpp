@@ -110,9 +110,11 @@ SolverChoice parse_solver(const SolverSpec& spec) {
       c.jacobi_pcg = true;
     else if (flag == "linear")
       c.linear = true;
+    else if (flag == "profile")
+      c.profile = true;
     else
       throw InputError("hexmg: unknown solver.variant flag '" + flag +
-                       "' (valid, joined with '+': vcycle, tolerance, jacobi-pcg, linear)");
+                       "' (valid, joined with '+': vcycle, tolerance, jacobi-pcg, linear, profile)");
   }
   if (c.cycles < 1 && !c.tolerance_mode) throw InputError("hexmg: solver.cycles must be >= 1");
   if (c.pre_smooth < 0 || c.post_smooth < 0 || c.pre_smooth + c.post_smooth < 1)
@@ -401,6 +403,7 @@ nlohmann::json model_details(const Model& m) {
           {"tolerance_mode", m.solver.tolerance_mode},
           {"jacobi_pcg", m.solver.jacobi_pcg},
           {"corotated", !m.solver.linear},
+          {"profile", m.solver.profile},
           {"poisson_ratio", m.poisson},
           {"youngs_min", emin},
           {"youngs_max", emax},

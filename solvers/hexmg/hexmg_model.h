@@ -39,12 +39,14 @@ struct SolverChoice {
   bool tolerance_mode = false;  // "tolerance": V-cycles until |r| <= tolerance |r0| (max_iterations)
   bool jacobi_pcg = false;      // "jacobi-pcg": Jacobi-preconditioned CG instead of multigrid (CPU, Fig. 11)
   bool linear = false;          // "linear": no co-rotation (R = I), plain linear elasticity
+  bool profile = false;         // "profile": CUDA launches kernels directly (no graph) and times each
+                                // kernel group with events (Table 3's GPU time shares)
   int cycles = 2;
   int pre_smooth = 2, post_smooth = 1;
   double tolerance = 1e-6;
   int max_iterations = 100;
   double coarse_tolerance = 1e-4;  // relative residual of the coarsest-level CG
-  int coarse_max_iterations = 200;
+  int coarse_max_iterations = 64;
   std::string describe() const;
 };
 SolverChoice parse_solver(const SolverSpec& spec);

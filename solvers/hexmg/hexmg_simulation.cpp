@@ -250,18 +250,18 @@ void HexmgSimulation::cell_fields(std::vector<mesh::Field>& out) {
   out.push_back({mesh::field::kMaterialId, 1, std::move(mat)});
 }
 
-ConvergenceTrace HexmgSimulation::jacobi_pcg(int, double) {
+ConvergenceTrace HexmgSimulation::jacobi_pcg(int, double, double) {
   throw InputError("hexmg: the Jacobi-PCG comparison solver (Fig. 11) runs on the cpu backend only");
 }
 
 std::unique_ptr<HexmgSimulation> make_hexmg_cpu_impl(const Scenario& sc, const RunOptions& o);
-#if defined(ELASTOBENCH_HAVE_CUDA) && defined(EB_HEXMG_CUDA_BACKEND)
+#if defined(ELASTOBENCH_HAVE_CUDA)
 std::unique_ptr<HexmgSimulation> make_hexmg_cuda_impl(const Scenario& sc, const RunOptions& o);
 #endif
 
 std::unique_ptr<HexmgSimulation> make_hexmg(const Scenario& sc, const RunOptions& o) {
   if (o.backend == Backend::Cpu) return make_hexmg_cpu_impl(sc, o);
-#if defined(ELASTOBENCH_HAVE_CUDA) && defined(EB_HEXMG_CUDA_BACKEND)
+#if defined(ELASTOBENCH_HAVE_CUDA)
   return make_hexmg_cuda_impl(sc, o);
 #else
   throw InputError("hexmg: this build has no CUDA backend");

@@ -67,11 +67,13 @@ class HexmgSimulation : public Simulation {
   // Overwrites the displacement (and velocity; empty = 0) per level-0 slot; acceleration = 0.
   virtual void set_state(const std::vector<double>& slot_u, const std::vector<double>& slot_v) = 0;
   virtual void vcycle() = 0;
+  // Resets the open step's increment to its initial guess 0 (to solve the same system again).
+  virtual void restart_solve() = 0;
   virtual double system_residual() = 0;
   virtual void end_step() = 0;
-  // Jacobi-preconditioned CG on the assembled level-0 system from the current u, `iterations`
-  // iterations, recording |r| after each (CPU only; Fig. 11).
-  virtual ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance);
+  // Jacobi-preconditioned CG on the assembled level-0 system from the current increment, at most
+  // `iterations` iterations or `max_seconds`, recording |r| after each (CPU only; Fig. 11).
+  virtual ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance, double max_seconds = 1e30);
   // Level-0 system as (row, col, value) in slot-component numbering 3 slot + d, its right-hand
   // side and current solution; the unknown is the step's increment du = u - u_old.
   struct Triplet {
@@ -85,6 +87,40 @@ class HexmgSimulation : public Simulation {
   std::vector<double> elastic_forces(const std::vector<double>& slot_u, const std::vector<double>& R) const;
 
  protected:
+  // Per-slot (3 per slot) displacement and velocity to per-node output arrays.
+  void slots_to_nodes(const std::vector<double>& su, const std::vector<double>& sv, std::vector<double>& u,
+                      std::vector<double>& v) const {
+    const size_t n = m_.nodes.size();
+    u.resize(3 * n);
+    v.resize(3 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t s = size_t(m_.slot_of_node[i]);
+      for (int d = 0; d < 3; ++d) {
+        u[3 * i + d] = su[3 * s + d];
+        v[3 * i + d] = sv[3 * s + d];
+      }
+    }
+  }
+  // Level-0 stencil coefficients (coefficient c of slot x at A[x vs + c cs]) as triplets.
+  template <class T>
+  void level0_triplets(const T* A, int64_t vs, int64_t cs, std::vector<Triplet>& out) const {
+    const Level& L = m_.levels[0];
+    out.clear();
+    for (int64_t x = 0; x < L.n_padded; ++x) {
+      if (L.nbr[x][13] < 0) {  // padding slot: identity keeps the exported matrix regular
+        for (int d = 0; d < 3; ++d) out.push_back({3 * x + d, 3 * x + d, 1.0});
+        continue;
+      }
+      for (int l = 0; l < 27; ++l) {
+        const int32_t y = L.nbr[x][l];
+        if (y < 0) continue;
+        for (int k = 0; k < 9; ++k) {
+          const double v = double(A[x * vs + (9 * l + k) * cs]);
+          if (v != 0.0) out.push_back({3 * x + k / 3, 3 * int64_t(y) + k % 3, v});
+        }
+      }
+    }
+  }
   // Backend computes |b - A u0| and |b - A u| of the last step's system (u0 = initial guess).
   virtual void last_step_residuals(double& initial, double& final_) = 0;
   virtual void add_details(nlohmann::json& j) const { (void)j; }
@@ -103,7 +139,7 @@ class HexmgSimulation : public Simulation {
 };
 
 std::unique_ptr<Simulation> make_hexmg_cpu(const Scenario& scenario, const RunOptions& options);
-#if defined(ELASTOBENCH_HAVE_CUDA) && defined(EB_HEXMG_CUDA_BACKEND)
+#if defined(ELASTOBENCH_HAVE_CUDA)
 std::unique_ptr<Simulation> make_hexmg_cuda(const Scenario& scenario, const RunOptions& options);
 #endif
 

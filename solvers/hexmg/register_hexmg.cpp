@@ -10,7 +10,7 @@ void register_method_hexmg(MethodRegistry& r) {
   for (Precision p : {Precision::Fp32, Precision::Fp64}) {
     r.add({"hexmg", Backend::Cpu, p, summary,
            [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cpu(s, o); }});
-#if defined(ELASTOBENCH_HAVE_CUDA) && defined(EB_HEXMG_CUDA_BACKEND)
+#if defined(ELASTOBENCH_HAVE_CUDA)
     r.add({"hexmg", Backend::Cuda, p, summary,
            [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cuda(s, o); }});
 #endif
