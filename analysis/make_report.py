@@ -13,6 +13,7 @@ Exit status: 0 on success, 2 when RESULTS_DIR is not a results directory, 1 when
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -66,6 +67,16 @@ def provenance(manifest):
     return "\n".join(lines) + "\n"
 
 
+def link_figures(markdown, figures_dir):
+    """Modules name their images as they sit in figures_dir; report.md is one folder up."""
+    def fix(match):
+        target = match.group(2)
+        if "/" not in target and os.path.exists(os.path.join(figures_dir, target)):
+            target = "figures/" + target
+        return f"![{match.group(1)}]({target})"
+    return re.sub(r"!\[([^\]]*)\]\(([^)\s]+)\)", fix, markdown)
+
+
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
     quiet = "--quiet" in argv
@@ -109,7 +120,7 @@ def main(argv):
               "analysis/published/ with their table/figure and page.", "",
               "## Provenance", "", provenance(manifest)]
     for s in sections:
-        report += [s.rstrip(), ""]
+        report += [link_figures(s.rstrip(), figures_dir), ""]
     # Figures are referenced relative to report.md.
     write_atomic(os.path.join(out_dir, "report.md"), "\n".join(report) + "\n")
     if not quiet:
