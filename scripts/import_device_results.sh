@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Files a GPU-machine run's results as committed data: unpacks the experiment tarballs and copies
+# logs/benchmark JSON into experiments/results/<device>/, dropping what does not belong in git
+# (VTK frames, CalculiX scratch files), then rebuilds paper/ from every committed results folder.
+#   scripts/import_device_results.sh DEVICE FILE...   (FILE: *.tgz|*.tar.gz experiment data, or logs/JSON)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+device=${1:?usage: import_device_results.sh DEVICE FILE...}
+shift
+dest=experiments/results/$device
+mkdir -p "$dest"
+for f in "$@"; do
+  case "$f" in
+    *.tgz|*.tar.gz)
+      tmp=$(mktemp -d)
+      tar xzf "$f" -C "$tmp"
+      # Experiment folders may sit at the top or one level down (OUT/<experiment>/...).
+      find "$tmp" \( -name vtk -o -name vtk_run \) -type d -prune -exec rm -rf {} +
+      find "$tmp" -path '*calculix*' -size +300k -delete  # large decks/results: the experiment regenerates them
+      find "$tmp" \( -name '*.frd' -o -name '*.12d' -o -name '*.sta' -o -name '*.cvg' -o -name 'spooles.out' \) -delete
+      for d in "$tmp"/* "$tmp"/*/*; do
+        [ -d "$d" ] || continue
+        name=$(basename "$d")
+        if [ -f "$d/meta.json" ] || ls "$d"/*.csv >/dev/null 2>&1; then
+          rm -rf "${dest:?}/$name"
+          cp -r "$d" "$dest/$name"
+          echo "imported $name"
+        fi
+      done
+      rm -rf "$tmp"
+      ;;
+    *) cp "$f" "$dest/"; echo "copied $(basename "$f")" ;;
+  esac
+done
+du -sh "$dest"
