@@ -88,7 +88,7 @@ struct RunResult {
 
 // Runs one configuration: the full 5 s when `max_steps` allows, else the first `max_steps`
 // steps (time per step measured on those, total extrapolated; the CSV says which).
-RunResult run_config(const ExperimentContext& ctx, const Config& c, long max_steps) {
+RunRequest cube_request(const ExperimentContext& ctx, const Config& c, const std::filesystem::path& out_dir) {
   RunRequest req;
   req.method = "tled";
   req.options.backend = c.backend;
@@ -97,8 +97,13 @@ RunResult run_config(const ExperimentContext& ctx, const Config& c, long max_ste
   req.options.data_dir = ctx.data_dir;
   req.scenario = cube_scenario(c);
   req.scenario_origin = "cube-compression (strbac2015 overrides)";
-  req.out_dir = ctx.out_dir / "runs" / label(c);
+  req.out_dir = out_dir;
   req.quiet = ctx.quiet;
+  return req;
+}
+
+RunResult run_config(const ExperimentContext& ctx, const Config& c, long max_steps) {
+  RunRequest req = cube_request(ctx, c, ctx.out_dir / "runs" / label(c));
   RunResult r;
   // dt from the same setup as the method: a short probe is cheaper than duplicating Eq. 15.
   r.summary = nlohmann::json();
@@ -434,16 +439,7 @@ void run_strbac2015(const ExperimentContext& ctx) {
   // 10 per edge): 25 frames of the 5 s loading with the damage field, under runs/<label>/vtk/.
   {
     const Config c{rb, Precision::Fp64, ctx.max_threads, false, true, gpu ? densest : 10};
-    RunRequest req;
-    req.method = "tled";
-    req.options.backend = c.backend;
-    req.options.precision = c.precision;
-    req.options.threads = c.threads;
-    req.options.data_dir = ctx.data_dir;
-    req.scenario = cube_scenario(c);
-    req.scenario_origin = "cube-compression (strbac2015 overrides, VTK output)";
-    req.out_dir = ctx.out_dir / "vtk_run";
-    req.quiet = ctx.quiet;
+    RunRequest req = cube_request(ctx, c, ctx.out_dir / "vtk_run");
     auto sim = methods().find("tled", c.backend, c.precision).factory(req.scenario, req.options);
     req.vtk_every = std::max(1, int(std::ceil(req.scenario.time.end_time / sim->dt() / 25.0)));
     sim.reset();
