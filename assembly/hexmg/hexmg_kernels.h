@@ -19,6 +19,7 @@
 // the constrained components zeroed; coarse components that are reached only by constrained fine
 // components ("dead") get the identity row as well. Interpolation never touches dead components.
 #include <cstdint>
+#include <utility>
 
 #include "assembly/hd.h"
 #include "assembly/hexmg/hex_element.h"
@@ -202,11 +203,75 @@ EB_HD bool assemble_vertex(int64_t x, const FineView<T>& f, const LevelView<T>& 
 // Components [c0, c0 + NC) of all 27 blocks of coarse vertex xc, from the fine equations of its
 // children 2x + k. The two steps are fused: fine coefficient A^{2x+k}_l contributes to the 5^3
 // stencil entry i = k + l with weight w_k (Eq. 10) and that entry to the coarse block j with
-// |i - 2j| <= 1 with weight w_{i-2j} (Eq. 11); for given (k, j) the admissible l form a box, so
-// no iteration is wasted. The GPU calls it with NC = 1 (the paper's 9 threads per vertex, each
-// owning one scalar component in 27 registers; unrolled, every weight is a compile-time
-// constant); the CPU with NC = 9 (contiguous components, vectorized). Fine rows without an
+// |i - 2j| <= 1 with weight w_{i-2j} (Eq. 11). Child k, block j and the admissible l are template
+// parameters, so every weight and register index is a compile-time constant: each child's 27
+// coefficients are loaded once (27 independent loads in flight) and scattered from registers.
+// The GPU calls it with NC = 1 (the paper's 9 threads per vertex, each owning one scalar
+// component in 27 registers); the CPU with NC = 9 (contiguous components). Fine rows without an
 // equation (dead) are skipped, i.e. the prolongation is zero there.
+namespace galerkin_detail {
+
+EB_HD constexpr int lo(int j, int k) { return 2 * j - k - 1 < -1 ? -1 : 2 * j - k - 1; }
+EB_HD constexpr int hi(int j, int k) { return 2 * j - k + 1 > 1 ? 1 : 2 * j - k + 1; }
+
+// acc_j += sum over admissible l of w_k w_{k+l-2j} a_l, for child K and coarse block J.
+template <int K, int J, int NC, class T>
+EB_HD void scatter_block(T (&acc)[kStencil][NC], const T (&a)[kStencil][NC]) {
+  constexpr int k0 = K % 3 - 1, k1 = (K / 3) % 3 - 1, k2 = K / 9 - 1;
+  constexpr int j0 = J % 3 - 1, j1 = (J / 3) % 3 - 1, j2 = J / 9 - 1;
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+  for (int l2 = lo(j2, k2); l2 <= hi(j2, k2); ++l2)
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+    for (int l1 = lo(j1, k1); l1 <= hi(j1, k1); ++l1)
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+      for (int l0 = lo(j0, k0); l0 <= hi(j0, k0); ++l0) {
+        const T w = T(weight_1d(k0) * weight_1d(k1) * weight_1d(k2) * weight_1d(k0 + l0 - 2 * j0) *
+                      weight_1d(k1 + l1 - 2 * j1) * weight_1d(k2 + l2 - 2 * j2));
+        const int l = stencil_index(l0, l1, l2);
+        for (int c = 0; c < NC; ++c) acc[J][c] += w * a[l][c];
+      }
+}
+
+template <int K, int NC, class T, int... J>
+EB_HD void scatter_child(T (&acc)[kStencil][NC], const T (&a)[kStencil][NC], std::integer_sequence<int, J...>) {
+  (scatter_block<K, J, NC>(acc, a), ...);
+}
+
+template <int K, int NC, class T>
+EB_HD void add_child(int64_t xc, int c0, const LevelView<T>& fine, const LevelView<T>& coarse, T (&acc)[kStencil][NC]) {
+  const int32_t z = coarse.child(xc, K);
+  if (z < 0) return;
+  const uint8_t zdead = fine.dead[z];
+  T keep[NC];
+  bool any = false;
+  for (int c = 0; c < NC; ++c) {
+    keep[c] = (zdead & (1u << ((c0 + c) / 3))) ? T(0) : T(1);
+    any = any || keep[c] != T(0);
+  }
+  if (!any) return;
+  T a[kStencil][NC];
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+  for (int l = 0; l < kStencil; ++l)
+    for (int c = 0; c < NC; ++c) a[l][c] = keep[c] * fine.A(z, l * kBlock + c0 + c);
+  scatter_child<K, NC>(acc, a, std::make_integer_sequence<int, kStencil>{});
+}
+
+template <int NC, class T, int... K>
+EB_HD void add_children(int64_t xc, int c0, const LevelView<T>& fine, const LevelView<T>& coarse, T (&acc)[kStencil][NC],
+                        std::integer_sequence<int, K...>) {
+  (add_child<K, NC>(xc, c0, fine, coarse, acc), ...);
+}
+
+}  // namespace galerkin_detail
+
 template <int NC, class T>
 EB_HD void galerkin_components(int64_t xc, int c0, const LevelView<T>& fine, const LevelView<T>& coarse) {
   T acc[kStencil][NC];
@@ -215,45 +280,7 @@ EB_HD void galerkin_components(int64_t xc, int c0, const LevelView<T>& fine, con
 #endif
   for (int j = 0; j < kStencil; ++j)
     for (int c = 0; c < NC; ++c) acc[j][c] = 0;
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-  for (int k = 0; k < kStencil; ++k) {
-    const int32_t z = coarse.child(xc, k);
-    if (z < 0) continue;
-    const uint8_t zdead = fine.dead[z];
-    const int k0 = stencil_offset(k, 0), k1 = stencil_offset(k, 1), k2 = stencil_offset(k, 2);
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-    for (int j = 0; j < kStencil; ++j) {
-      const int j0 = stencil_offset(j, 0), j1 = stencil_offset(j, 1), j2 = stencil_offset(j, 2);
-      // l_d in [2 j_d - k_d - 1, 2 j_d - k_d + 1] intersected with [-1, 1]
-      const int a0 = 2 * j0 - k0 - 1 < -1 ? -1 : 2 * j0 - k0 - 1, b0 = 2 * j0 - k0 + 1 > 1 ? 1 : 2 * j0 - k0 + 1;
-      const int a1 = 2 * j1 - k1 - 1 < -1 ? -1 : 2 * j1 - k1 - 1, b1 = 2 * j1 - k1 + 1 > 1 ? 1 : 2 * j1 - k1 + 1;
-      const int a2 = 2 * j2 - k2 - 1 < -1 ? -1 : 2 * j2 - k2 - 1, b2 = 2 * j2 - k2 + 1 > 1 ? 1 : 2 * j2 - k2 + 1;
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-      for (int l2 = a2; l2 <= b2; ++l2) {
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-        for (int l1 = a1; l1 <= b1; ++l1) {
-#if defined(__CUDACC__)
-#pragma unroll
-#endif
-          for (int l0 = a0; l0 <= b0; ++l0) {
-            const T w = T(weight_1d(k0) * weight_1d(k1) * weight_1d(k2) * weight_1d(k0 + l0 - 2 * j0) *
-                          weight_1d(k1 + l1 - 2 * j1) * weight_1d(k2 + l2 - 2 * j2));
-            const int l = stencil_index(l0, l1, l2);
-            for (int c = 0; c < NC; ++c)
-              if (!(zdead & (1u << ((c0 + c) / 3)))) acc[j][c] += w * fine.A(z, l * kBlock + c0 + c);
-          }
-        }
-      }
-    }
-  }
+  galerkin_detail::add_children<NC>(xc, c0, fine, coarse, acc, std::make_integer_sequence<int, kStencil>{});
   const uint8_t cdead = coarse.dead[xc];
   for (int c = 0; c < NC; ++c) {
     const int cc = c0 + c;
@@ -272,6 +299,11 @@ EB_HD void galerkin_components(int64_t xc, int c0, const LevelView<T>& fine, con
 template <class T>
 EB_HD void offdiag_partial(int64_t x, int l_begin, int l_end, const LevelView<T>& L, const Strided<T>& u, T* s) {
   s[0] = s[1] = s[2] = 0;
+  // Unrolled on the GPU when the bounds are constants (residual, CG): the 27 neighbour loads are
+  // then independent and in flight together instead of one latency after another.
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
   for (int l = l_begin; l < l_end; ++l) {
     if (l == kCentre) continue;
     const int32_t y = L.nbr(x, l);
@@ -315,6 +347,13 @@ EB_HD void stencil_apply_vertex(int64_t x, const LevelView<T>& L, const Strided<
   out(x, 0) = s[0] + L.A(x, o + 0) * v0 + L.A(x, o + 1) * v1 + L.A(x, o + 2) * v2;
   out(x, 1) = s[1] + L.A(x, o + 3) * v0 + L.A(x, o + 4) * v1 + L.A(x, o + 5) * v2;
   out(x, 2) = s[2] + L.A(x, o + 6) * v0 + L.A(x, o + 7) * v1 + L.A(x, o + 8) * v2;
+}
+
+// 1 / diagonal entry of component d (0 for padding): the Jacobi preconditioner of the CGs.
+template <class T>
+EB_HD T jacobi_inverse(int64_t x, int d, const LevelView<T>& L) {
+  if (L.nbr(x, kCentre) < 0) return T(0);
+  return T(1) / L.A(x, kCentre * kBlock + 4 * d);
 }
 
 // r_x = b_x - (A u)_x (Eq. 12); returns |r_x|^2 (0 for padding).

@@ -310,42 +310,50 @@ class HexmgCpu final : public HexmgSimulation {
     for (int i = 0; i < m_.solver.post_smooth; ++i) gs_sweep(l);
   }
 
-  // Conjugate gradients on the coarsest level (Sec. 4.2.7), serial: it has < 512 vertices.
+  // Conjugate gradients on the coarsest level (Sec. 4.2.7), serial: it has < 512 vertices. With a
+  // Jacobi (diagonal) preconditioner: coarse cells that cover only a few fine elements give
+  // basis functions with tiny diagonal entries, and the unscaled system is so ill-conditioned
+  // that plain CG neither converges in hundreds of iterations nor gives reproducible iterates
+  // (CPU and GPU rounding then differ at 1e-4 after 20 bunny steps, even in fp64).
   void coarse_cg(int l) {
     const LevelView<T>& L = views_[l];
     const int64_t n = L.n;
     Strided<T> r = aos(cg_r_.data(), 3), p = aos(cg_p_.data(), 3), q = aos(cg_q_.data(), 3);
-    double rr = 0;
+    double rr = 0, rz = 0;
     for (int64_t x = 0; x < n; ++x) {
       stencil_apply_vertex(x, L, L.u, q);
       for (int d = 0; d < 3; ++d) {
         const T rv = (L.nbr(x, kCentre) < 0) ? T(0) : L.b(x, d) - q(x, d);
+        const T zv = rv * jacobi_inverse(x, d, L);
         r(x, d) = rv;
-        p(x, d) = rv;
+        p(x, d) = zv;
         rr += double(rv) * rv;
+        rz += double(rv) * zv;
       }
     }
     const double stop = m_.solver.coarse_tolerance * m_.solver.coarse_tolerance * rr;
     int it = 0;
-    while (it < m_.solver.coarse_max_iterations && rr > stop && rr > 0) {
+    while (it < m_.solver.coarse_max_iterations && rr > stop && rz > 0) {
       double pq = 0;
       for (int64_t x = 0; x < n; ++x) {
         stencil_apply_vertex(x, L, p, q);
         for (int d = 0; d < 3; ++d) pq += double(p(x, d)) * q(x, d);
       }
       if (!(pq > 0)) break;  // converged to round-off (or lost positivity): stop
-      const T a = T(rr / pq);
-      double rr_new = 0;
+      const T a = T(rz / pq);
+      double rr_new = 0, rz_new = 0;
       for (int64_t x = 0; x < n; ++x)
         for (int d = 0; d < 3; ++d) {
           L.u(x, d) += a * p(x, d);
           r(x, d) -= a * q(x, d);
           rr_new += double(r(x, d)) * r(x, d);
+          rz_new += double(r(x, d)) * (r(x, d) * jacobi_inverse(x, d, L));
         }
-      const T beta = T(rr_new / rr);
+      const T beta = T(rz_new / rz);
       for (int64_t x = 0; x < n; ++x)
-        for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) + beta * p(x, d);
+        for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) * jacobi_inverse(x, d, L) + beta * p(x, d);
       rr = rr_new;
+      rz = rz_new;
       ++it;
     }
     coarse_iter_sum_ += it;
@@ -360,7 +368,6 @@ class HexmgCpu final : public HexmgSimulation {
     const int64_t n = L.n;
     std::vector<T> rb(size_t(n) * 3), pb(size_t(n) * 3), qb(size_t(n) * 3), zb(size_t(n) * 3);
     Strided<T> r = aos(rb.data(), 3), p = aos(pb.data(), 3), q = aos(qb.data(), 3), z = aos(zb.data(), 3);
-    auto diag = [&](int64_t x, int d) { return L.A(x, kCentre * kBlock + 4 * d); };
     double rz = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr)
     for (int64_t x = 0; x < n; ++x) {
@@ -369,7 +376,7 @@ class HexmgCpu final : public HexmgSimulation {
       for (int d = 0; d < 3; ++d) {
         const T rv = pad ? T(0) : L.b(x, d) - q(x, d);
         r(x, d) = rv;
-        z(x, d) = pad ? T(0) : rv / diag(x, d);
+        z(x, d) = rv * jacobi_inverse(x, d, L);
         p(x, d) = z(x, d);
         rz += double(rv) * z(x, d);
         rr += double(rv) * rv;
@@ -394,7 +401,7 @@ class HexmgCpu final : public HexmgSimulation {
         for (int d = 0; d < 3; ++d) {
           L.u(x, d) += a * p(x, d);
           r(x, d) -= a * q(x, d);
-          z(x, d) = r(x, d) / diag(x, d);
+          z(x, d) = r(x, d) * jacobi_inverse(x, d, L);
           rz_new += double(r(x, d)) * z(x, d);
           rr_new += double(r(x, d)) * r(x, d);
         }

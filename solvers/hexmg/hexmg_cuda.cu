@@ -107,6 +107,13 @@ __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, 
   }
 }
 
+// Gauss-Seidel, one thread per vertex of the colour subset (the measured alternative, "gs1").
+template <class T>
+__global__ void k_gauss_seidel_1t(LevelView<T> L, int begin, int count) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) gauss_seidel_vertex(begin + i, L);
+}
+
 template <class T>
 __device__ void block_add_norm(double v, double* out) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
@@ -160,26 +167,30 @@ __device__ double block_sum(double v, double* scratch) {
   return t;
 }
 
-// Conjugate gradients on the coarsest level inside one thread block (Sec. 4.2.7).
+// Jacobi-preconditioned conjugate gradients on the coarsest level inside one thread block
+// (Sec. 4.2.7; the preconditioner as in the CPU backend's coarse_cg, which says why).
 template <class T>
 __global__ void k_coarse_cg(LevelView<T> L, Strided<T> r, Strided<T> p, Strided<T> q, T rel_tol, int max_it, Flags* flags) {
   __shared__ double scratch[32];
   const int64_t n = L.n;
-  double rr_local = 0;
+  double rr_local = 0, rz_local = 0;
   for (int64_t x = threadIdx.x; x < n; x += blockDim.x) {
     stencil_apply_vertex(x, L, L.u, q);
     const bool pad = L.nbr(x, kCentre) < 0;
     for (int d = 0; d < 3; ++d) {
       const T rv = pad ? T(0) : L.b(x, d) - q(x, d);
+      const T zv = rv * jacobi_inverse(x, d, L);
       r(x, d) = rv;
-      p(x, d) = rv;
+      p(x, d) = zv;
       rr_local += double(rv) * rv;
+      rz_local += double(rv) * zv;
     }
   }
   double rr = block_sum(rr_local, scratch);
+  double rz = block_sum(rz_local, scratch);
   const double stop = double(rel_tol) * double(rel_tol) * rr;
   int it = 0;
-  while (it < max_it && rr > stop && rr > 0) {
+  while (it < max_it && rr > stop && rz > 0) {
     __syncthreads();  // p complete
     double pq_local = 0;
     for (int64_t x = threadIdx.x; x < n; x += blockDim.x) {
@@ -188,20 +199,23 @@ __global__ void k_coarse_cg(LevelView<T> L, Strided<T> r, Strided<T> p, Strided<
     }
     const double pq = block_sum(pq_local, scratch);
     if (!(pq > 0)) break;
-    const T a = T(rr / pq);
-    double rn_local = 0;
+    const T a = T(rz / pq);
+    double rn_local = 0, zn_local = 0;
     for (int64_t x = threadIdx.x; x < n; x += blockDim.x)
       for (int d = 0; d < 3; ++d) {
         L.u(x, d) += a * p(x, d);
         r(x, d) -= a * q(x, d);
         rn_local += double(r(x, d)) * r(x, d);
+        zn_local += double(r(x, d)) * (r(x, d) * jacobi_inverse(x, d, L));
       }
     const double rr_new = block_sum(rn_local, scratch);
-    const T beta = T(rr_new / rr);
+    const double rz_new = block_sum(zn_local, scratch);
+    const T beta = T(rz_new / rz);
     __syncthreads();  // every thread has read p for q before p changes
     for (int64_t x = threadIdx.x; x < n; x += blockDim.x)
-      for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) + beta * p(x, d);
+      for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) * jacobi_inverse(x, d, L) + beta * p(x, d);
     rr = rr_new;
+    rz = rz_new;
     ++it;
   }
   if (threadIdx.x == 0) {
@@ -357,7 +371,11 @@ class HexmgCuda final : public HexmgSimulation {
           timer_.begin("update", stream_);
           launch_update();
           timer_.end(stream_);
-          timer_.flush(timings_, 1);
+          // A kernel group runs several times per step (every level, every cycle): sum its
+          // occurrences so that each phase gets one sample per step.
+          PhaseTimes occurrences;
+          timer_.flush(occurrences, 1);
+          for (const PhaseStats& p : occurrences.stats(0)) timings_.add(p.name, p.total_ms, 1);
           ++step_;
         }
         EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -440,7 +458,9 @@ class HexmgCuda final : public HexmgSimulation {
     j["device"] = g.name;
     j["layout"] = "structure of arrays, colour subsets padded to 32, lexicographic order";
     j["cuda_graph"] = !m_.solver.profile && !m_.solver.tolerance_mode;
-    j["gauss_seidel_design"] = "13 warps per 32 vertices, 2 stencil blocks per thread, shared-memory reduction";
+    j["gauss_seidel_design"] = m_.solver.gs_thread_per_vertex
+                                   ? "one thread per vertex (27 blocks unrolled)"
+                                   : "13 warps per 32 vertices, 2 stencil blocks per thread, shared-memory reduction";
     j["coarse_cg_threads"] = cg_threads_;
   }
 
@@ -541,7 +561,10 @@ class HexmgCuda final : public HexmgSimulation {
     for (int c = 0; c < 8; ++c) {
       const int count = cb[c + 1] - cb[c];
       if (count == 0) continue;
-      k_gauss_seidel<T><<<unsigned(count / 32), kGsWarps * 32, 0, stream_>>>(views_[l], cb[c]);
+      if (m_.solver.gs_thread_per_vertex)
+        k_gauss_seidel_1t<T><<<blocks_for(count, kBlock1), kBlock1, 0, stream_>>>(views_[l], cb[c], count);
+      else
+        k_gauss_seidel<T><<<unsigned(count / 32), kGsWarps * 32, 0, stream_>>>(views_[l], cb[c]);
       EB_CUDA_CHECK_LAUNCH();
     }
   }

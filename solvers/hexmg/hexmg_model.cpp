@@ -112,9 +112,11 @@ SolverChoice parse_solver(const SolverSpec& spec) {
       c.linear = true;
     else if (flag == "profile")
       c.profile = true;
+    else if (flag == "gs1")
+      c.gs_thread_per_vertex = true;
     else
       throw InputError("hexmg: unknown solver.variant flag '" + flag +
-                       "' (valid, joined with '+': vcycle, tolerance, jacobi-pcg, linear, profile)");
+                       "' (valid, joined with '+': vcycle, tolerance, jacobi-pcg, linear, profile, gs1)");
   }
   if (c.cycles < 1 && !c.tolerance_mode) throw InputError("hexmg: solver.cycles must be >= 1");
   if (c.pre_smooth < 0 || c.post_smooth < 0 || c.pre_smooth + c.post_smooth < 1)
@@ -246,6 +248,7 @@ Model build_model(const Scenario& sc, const RunOptions& opts) {
   Model m;
   m.name = sc.name;
   m.solver = parse_solver(sc.solver);
+  m.solver.coarse_tolerance = opts.precision == Precision::Fp32 ? 1e-6 : 1e-10;
   const std::filesystem::path data_dir = opts.data_dir.empty() ? mesh::default_data_dir() : opts.data_dir;
   const mesh::HexMesh hex = mesh::build_hex_mesh(sc.mesh, data_dir);
   const Lattice lat = lattice_of(hex, "hexmg mesh of scenario '" + sc.name + "'");
@@ -404,6 +407,7 @@ nlohmann::json model_details(const Model& m) {
           {"jacobi_pcg", m.solver.jacobi_pcg},
           {"corotated", !m.solver.linear},
           {"profile", m.solver.profile},
+          {"gs_thread_per_vertex", m.solver.gs_thread_per_vertex},
           {"poisson_ratio", m.poisson},
           {"youngs_min", emin},
           {"youngs_max", emax},
