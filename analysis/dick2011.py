@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+"""Figures and tables of Dick, Georgii & Westermann 2011 (real-time multigrid finite hexahedra,
+CUDA) from the data of `elastobench reproduce dick2011` (RESULTS_DIR = OUT/dick2011).
+
+    /usr/bin/python3 analysis/dick2011.py RESULTS_DIR FIGURES_DIR
+
+Writes Tables 1-3 as Markdown (published value, ours, ratio ours/published; published values
+from analysis/published/dick2011.json with their table/figure) and draws Figs. 7-11 as PNG and
+PDF into FIGURES_DIR: steps/s, speed-up over one core, GFLOP/s, GB/s and the residual reduction
+of multigrid against Jacobi-preconditioned CG. Rows that were not run (e.g. the GPU in a
+CPU-only run) read "not run". `build(results_dir, figures_dir)` returns the Markdown section.
+Only Debian's numpy, pandas and matplotlib (Agg) are used.
+"""
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOT_RUN = "not run"
+PAPER = "dick2011"
+DEVICES = [("gpu", "GPU"), ("cpu1", "CPU 1 core"), ("cpu4", "CPU 4 cores"), ("cpu8", "CPU 8 cores")]
+
+
+def published():
+    with open(os.path.join(HERE, "published", PAPER + ".json")) as f:
+        return json.load(f)
+
+
+def table_csv(results_dir, name):
+    path = os.path.join(results_dir, name)
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return None
+    frame = pd.read_csv(path)
+    return frame if len(frame) else None
+
+
+def number(v, digits=3):
+    """Significant-digit formatting; None/NaN read 'not run'."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return NOT_RUN
+    if v == 0:
+        return "0"
+    mag = int(math.floor(math.log10(abs(v))))
+    if mag >= 6 or mag < -3:
+        return f"{v:.{digits}g}"
+    return f"{v:,.{max(digits - 1 - mag, 0)}f}"
+
+
+def paper(v):
+    """A published value; '-' where the paper gives none."""
+    return "-" if v is None else number(v)
+
+
+def ratio(ours, pub):
+    if ours is None or pub in (None, 0) or not math.isfinite(float(ours)):
+        return NOT_RUN
+    return f"{ours / pub:.3g}"
+
+
+def markdown(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def save(fig, figures_dir, name):
+    os.makedirs(figures_dir, exist_ok=True)
+    for ext in ("png", "pdf"):
+        fig.savefig(os.path.join(figures_dir, f"{name}.{ext}"), dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    return f"figures/{name}.png"
+
+
+# ---- our measurements ----------------------------------------------------------------------------
+def device_key(row):
+    if row["backend"] == "cuda":
+        return "gpu"
+    return f"cpu{int(row['threads'])}"
+
+
+def ours_table(perf):
+    """{(precision, model, device): row} from performance.csv."""
+    out = {}
+    if perf is None:
+        return out
+    for _, r in perf.iterrows():
+        out[(r["precision"], int(r["model"]), device_key(r))] = r
+    return out
+
+
+def all_cpu_threads(perf):
+    if perf is None:
+        return []
+    cpu = perf[perf["backend"] == "cpu"]
+    return sorted({int(t) for t in cpu["threads"].dropna()})
+
+
+# ---- Tables 1 and 2 ------------------------------------------------------------------------------
+def performance_tables(pub, perf):
+    ours = ours_table(perf)
+    extra = [t for t in all_cpu_threads(perf) if t not in (1, 4, 8)]
+    md = []
+    for key, prec, title in (("table1_fp32", "fp32", "Table 1 (single precision)"),
+                             ("table2_fp64", "fp64", "Table 2 (double precision)")):
+        t = pub[key]
+        rows = []
+        for model, devs in t["rows"].items():
+            m = int(model)
+            for dev, label in DEVICES + [(f"cpu{x}", f"CPU {x} threads (ours only)") for x in extra]:
+                p = devs.get(dev, [None, None, None])
+                o = ours.get((prec, m, dev))
+                vals = [None, None, None] if o is None else [o["steps_per_second"], o["gflops"], o["gbps"]]
+                cells = [f"{m:,}", label]
+                for i in range(3):
+                    cells += [paper(p[i]), number(vals[i]), ratio(vals[i], p[i])]
+                rows.append(cells)
+        header = ["hexahedra", "device", "steps/s paper", "ours", "ratio", "GFLOP/s paper", "ours", "ratio",
+                  "GB/s paper", "ours", "ratio"]
+        md.append(f"**{title}** - {t['cite']}.\n\n" + markdown(header, rows))
+    return "\n\n".join(md)
+
+
+# ---- Table 3 -------------------------------------------------------------------------------------
+def kernel_table(pub, kernels):
+    t3 = pub["table3"]
+    rows = []
+    ours = {}
+    if kernels is not None:
+        for _, r in kernels.iterrows():
+            ours[(r["precision"], r["kernel"])] = r
+    names = list(t3["kernels"].keys()) + ["update"]
+    tot = {"fp32": [0, 0, 0], "fp64": [0, 0, 0]}
+    for name in names:
+        p = t3["kernels"].get(name, {})
+        o32, o64 = ours.get(("fp32", name)), ours.get(("fp64", name))
+
+        def get(o, col):
+            if o is None or col not in o or pd.isna(o[col]):
+                return None
+            return float(o[col])
+
+        f32, b32, b64 = get(o32, "flops_per_element"), get(o32, "bytes_per_element"), get(o64, "bytes_per_element")
+        s32 = get(o32, "gpu_time_share")
+        s64 = get(o64, "gpu_time_share")
+        for prec, vals in (("fp32", (f32, b32, s32)), ("fp64", (get(o64, "flops_per_element"), b64, s64))):
+            for i, v in enumerate(vals):
+                if v is not None:
+                    tot[prec][i] += v
+        rows.append([p.get("paper_name", name + " (ours only: Newmark update, a separate kernel here)"),
+                     paper(p.get("flops")), number(f32), ratio(f32, p.get("flops")),
+                     paper(p.get("bytes_fp32")), number(b32), ratio(b32, p.get("bytes_fp32")),
+                     paper(p.get("bytes_fp64")), number(b64), ratio(b64, p.get("bytes_fp64")),
+                     paper(p.get("gpu_time_pct_fp32")), number(None if s32 is None else 100 * s32),
+                     paper(p.get("gpu_time_pct_fp64")), number(None if s64 is None else 100 * s64)])
+    tp = t3["total"]
+    t32 = tot["fp32"] if kernels is not None else [None] * 3
+    t64 = tot["fp64"] if kernels is not None else [None] * 3
+    rows.append(["**Total per element per step**", number(tp["flops"]), number(t32[0]), ratio(t32[0], tp["flops"]),
+                 number(tp["bytes_fp32"]), number(t32[1]), ratio(t32[1], tp["bytes_fp32"]),
+                 number(tp["bytes_fp64"]), number(t64[1]), ratio(t64[1], tp["bytes_fp64"]), "100",
+                 number(100 * t32[2]) if t32[2] else NOT_RUN, "100", number(100 * t64[2]) if t64[2] else NOT_RUN])
+    header = ["kernel", "FLOPs paper", "ours", "ratio", "bytes fp32 paper", "ours", "ratio", "bytes fp64 paper", "ours",
+              "ratio", "% GPU time fp32 paper", "ours", "% fp64 paper", "ours"]
+    elems = None
+    if kernels is not None:
+        elems = int(kernels["elements"].iloc[0])
+    note = (f"Ours: the largest model run ({elems:,} elements); bytes count every byte each kernel reads or writes, "
+            "as the paper does (cache hits included). Our assembly writes each coefficient once instead of the paper's "
+            "read-modify-write, and our coarsest CG is converged (Jacobi-preconditioned) instead of a few iterations." if elems
+            else "No kernel data.")
+    return f"**Table 3** - {t3['cite']}.\n\n" + markdown(header, rows) + "\n\n" + note
+
+
+# ---- Figures 7-10 ---------------------------------------------------------------------------------
+def bar_figures(pub, perf, figures_dir):
+    if perf is None:
+        return []
+    ours = ours_table(perf)
+    models = [int(m) for m in pub["table1_fp32"]["rows"].keys()]
+    threads = all_cpu_threads(perf)
+    devs = [("gpu", "GPU")] + [(f"cpu{t}", f"CPU {t}") for t in threads]
+    links = []
+    specs = [("fig7_steps_per_second", "steps/s", 0, False), ("fig8_speedup", "speed-up over 1 core", 0, True),
+             ("fig9_gflops", "GFLOP/s", 1, False), ("fig10_gbps", "GB/s (effective)", 2, False)]
+    col = {0: "steps_per_second", 1: "gflops", 2: "gbps"}
+    for name, ylabel, idx, speedup in specs:
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=False)
+        for ax, (key, prec) in zip(axes, (("table1_fp32", "fp32"), ("table2_fp64", "fp64"))):
+            width = 0.8 / len(devs)
+            x = np.arange(len(models))
+            for i, (dev, label) in enumerate(devs):
+                vals = []
+                for m in models:
+                    o = ours.get((prec, m, dev))
+                    v = None if o is None else float(o[col[idx]])
+                    if speedup and v is not None:
+                        base = ours.get((prec, m, "cpu1"))
+                        v = v / float(base[col[0]]) if base is not None else None
+                    vals.append(np.nan if v is None else v)
+                ax.bar(x + (i - len(devs) / 2 + 0.5) * width, vals, width, label=f"ours {label}")
+            # published values (Tables 1-2) as markers
+            for j, (dev, label) in enumerate(DEVICES):
+                pv = []
+                for m in models:
+                    p = pub[key]["rows"][str(m)][dev]
+                    v = p[idx]
+                    if speedup:
+                        v = p[0] / pub[key]["rows"][str(m)]["cpu1"][0]
+                    pv.append(v)
+                ax.plot(x, pv, marker="os^v"[j], linestyle="--", color="k", alpha=0.35 + 0.15 * j,
+                        label=f"paper {label}")
+            ax.set_xticks(x)
+            ax.set_xticklabels([f"{m / 1000:.1f}K" for m in models])
+            ax.set_xlabel("hexahedra")
+            ax.set_ylabel(ylabel)
+            ax.set_yscale("log")
+            ax.set_title(prec)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[1].legend(fontsize=7, ncol=2)
+        fig.suptitle(f"Dick 2011 {name.split('_')[0].replace('fig', 'Fig. ')}: {ylabel}")
+        links.append((name, save(fig, figures_dir, f"dick2011_{name}")))
+    return links
+
+
+# ---- Figure 11 ------------------------------------------------------------------------------------
+def convergence_figure(conv, figures_dir):
+    if conv is None:
+        return None
+    groups = list(conv.groupby(["model", "precision"]))
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.8), squeeze=False)
+    for ax, ((model, prec), g) in zip(axes[0], groups):
+        for solver, color in (("multigrid", "red"), ("jacobi_cg", "green")):
+            s = g[g["solver"] == solver]
+            if len(s):
+                ax.semilogy(s["seconds"], s["reduction"], color=color, marker="." if solver == "multigrid" else None,
+                            label="multigrid V-cycles" if solver == "multigrid" else "Jacobi-PCG")
+        edge = g["edge_mm"].iloc[0]
+        ax.set_title(f"{int(g['elements'].iloc[0]):,} hex ({edge:.2f} mm), {prec}", fontsize=9)
+        ax.set_xlabel("time on 1 CPU core (s)")
+        ax.set_ylabel("|r| / |r0|")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Dick 2011 Fig. 11: residual reduction against time (E = 1 MPa, nu = 0.3, rho = 1e5, dt = 50 ms)")
+    return save(fig, figures_dir, "dick2011_fig11_convergence")
+
+
+def convergence_summary(conv, mgf):
+    if conv is None:
+        return "Fig. 11: not run."
+    rows = []
+    for (model, prec), g in conv.groupby(["model", "precision"]):
+        mg = g[g["solver"] == "multigrid"]
+        cg = g[g["solver"] == "jacobi_cg"]
+        t_mg = float(mg["seconds"].max()) if len(mg) else None
+        red_mg = float(mg["reduction"].min()) if len(mg) else None
+        red_cg_same = None
+        if len(cg) and t_mg is not None:
+            within = cg[cg["seconds"] <= t_mg]
+            red_cg_same = float(within["reduction"].min()) if len(within) else None
+        factors = None
+        if mgf is not None:
+            f = mgf[(mgf["model"] == model) & (mgf["precision"] == prec)]["factor"]
+            factors = ", ".join(f"{v:.2f}" for v in f.head(4))
+        rows.append([f"{int(g['elements'].iloc[0]):,}", prec, number(t_mg), number(red_mg), number(red_cg_same),
+                     factors or NOT_RUN])
+    return ("**Fig. 11 in numbers** - residual reduction reached by the multigrid V-cycles and by Jacobi-PCG within "
+            "the same time on one core; per-cycle factors of the first V-cycles on the bunny.\n\n" +
+            markdown(["hexahedra", "precision", "multigrid time (s)", "multigrid |r|/|r0|", "Jacobi-PCG |r|/|r0| in that time",
+                      "V-cycle factors"], rows))
+
+
+def build(results_dir, figures_dir):
+    pub = published()
+    perf = table_csv(results_dir, "performance.csv")
+    kernels = table_csv(results_dir, "kernels.csv")
+    conv = table_csv(results_dir, "convergence.csv")
+    mgf = table_csv(results_dir, "mg_factor.csv")
+    meta = {}
+    if os.path.isfile(os.path.join(results_dir, "meta.json")):
+        with open(os.path.join(results_dir, "meta.json")) as f:
+            meta = json.load(f)
+    parts = [f"## Dick, Georgii & Westermann 2011 - multigrid finite hexahedra (`hexmg`)\n\n{pub['paper']}  \n"
+             f"Paper machine: {pub['machine']['gpu']}; {pub['machine']['cpu']}. "
+             f"Ours: GPU {meta.get('gpu') or NOT_RUN}, CPU threads {meta.get('cpu_threads', NOT_RUN)}"
+             f"{' (quick run: two smallest models, CPU only)' if meta.get('quick') else ''}."]
+    parts.append(performance_tables(pub, perf))
+    parts.append(kernel_table(pub, kernels))
+    for name, link in bar_figures(pub, perf, figures_dir):
+        parts.append(f"![{name}]({link})")
+    link = convergence_figure(conv, figures_dir)
+    if link:
+        parts.append(f"![fig11]({link})")
+    parts.append(convergence_summary(conv, mgf))
+    if meta.get("notes"):
+        parts.append("Notes:\n\n" + "\n".join(f"- {n}" for n in meta["notes"]))
+    return "\n\n".join(parts) + "\n"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: dick2011.py RESULTS_DIR FIGURES_DIR")
+    text = build(sys.argv[1], sys.argv[2])
+    os.makedirs(sys.argv[2], exist_ok=True)
+    with open(os.path.join(sys.argv[2], PAPER + ".md"), "w") as f:
+        f.write(text)
+    print(text)
