@@ -6,9 +6,12 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/cli_common.h"
+#include "experiments/experiment.h"
 #include "meshes/errors.h"
 
 int main(int argc, char** argv) {
+  // Experiments register their built-in scenarios; do it before `run`/`scenario` look them up.
+  eb::experiments();
   CLI::App app{"ElastoBench: reproducible GPU finite-element elasticity benchmarks", "elastobench"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "elastobench 0.1.0");

@@ -9,6 +9,9 @@
 #include <sstream>
 
 #include "meshes/errors.h"
+#include "meshes/mesh_io.h"
+#include "meshes/mesh_spec.h"
+#include "meshes/render_binding.h"
 #include "meshes/vtk_io.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/cuda_info.h"
@@ -55,9 +58,46 @@ struct Probe {
 
 double norm3(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
+// The scenario's render surface bound to the simulation mesh (trilinear weights for hexahedra,
+// barycentric for tetrahedra). It is read from the data dir and moved with mesh.scale and
+// mesh.translate, so a surface that was voxelized into the mesh lands on it.
+std::unique_ptr<mesh::DeformedSurfaceWriter> make_surface_writer(const Scenario& sc, const Simulation& sim,
+                                                                 const std::filesystem::path& data_dir,
+                                                                 const std::filesystem::path& vtk_dir) {
+  mesh::TriSurface surface = mesh::read_surface(mesh::resolve_data_file(sc.output.render_surface, data_dir));
+  for (auto& x : surface.nodes)
+    for (int d = 0; d < 3; ++d) x[d] = x[d] * sc.mesh.scale + sc.mesh.translate[d];
+  const auto& conn = sim.connectivity();
+  mesh::SurfaceBinding binding;
+  if (sim.cell_type() == mesh::CellType::Hexahedron) {
+    mesh::HexMesh m;
+    m.nodes = sim.nodes();
+    for (size_t e = 0; e + 8 <= conn.size(); e += 8) {
+      std::array<int32_t, 8> el{};
+      std::copy(conn.begin() + e, conn.begin() + e + 8, el.begin());
+      m.elems.push_back(el);
+    }
+    binding = mesh::bind_surface(surface, m);
+  } else if (sim.cell_type() == mesh::CellType::Tetra) {
+    mesh::TetMesh m;
+    m.nodes = sim.nodes();
+    for (size_t e = 0; e + 4 <= conn.size(); e += 4) m.elems.push_back({conn[e], conn[e + 1], conn[e + 2], conn[e + 3]});
+    binding = mesh::bind_surface(surface, m);
+  } else {
+    throw InputError("output.render_surface needs a volume mesh");
+  }
+  return std::make_unique<mesh::DeformedSurfaceWriter>(vtk_dir, "render_surface", std::move(surface), std::move(binding));
+}
+
 // Writes one VTK frame of the current state and refreshes the .pvd collection.
 void write_frame(Simulation& sim, const std::filesystem::path& vtk_dir, mesh::PvdWriter& pvd, long step,
-                 double time, const std::vector<double>& u, const std::vector<double>& v) {
+                 double time, const std::vector<double>& u, const std::vector<double>& v,
+                 mesh::DeformedSurfaceWriter* surface) {
+  if (surface) {
+    std::vector<mesh::Vec3> un(u.size() / 3);
+    for (size_t i = 0; i < un.size(); ++i) un[i] = {u[3 * i], u[3 * i + 1], u[3 * i + 2]};
+    surface->write_frame(time, un);
+  }
   std::vector<mesh::Field> point_data;
   point_data.push_back({mesh::field::kDisplacement, 3, u});
   point_data.push_back({mesh::field::kVelocity, 3, v});
@@ -144,6 +184,7 @@ nlohmann::json run_simulation(const RunRequest& req) {
     if (write_vtk) std::filesystem::create_directories(vtk_dir);
   }
   mesh::PvdWriter pvd(vtk_dir / "series.pvd");
+  std::unique_ptr<mesh::DeformedSurfaceWriter> surface;
 
   std::vector<double> u, v;
   long step = 0;
@@ -180,11 +221,13 @@ nlohmann::json run_simulation(const RunRequest& req) {
     for (const auto& p : probes)
       for (int d = 0; d < 3; ++d) row.push_back(CsvTable::num(u[3 * p.node + d]));
     series.add_row(std::move(row));
-    if (write_vtk && (force_vtk || step % vtk_every == 0)) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v);
+    if (write_vtk && (force_vtk || step % vtk_every == 0)) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v, surface.get());
     return max_v;
   };
 
   try {
+    if (write_vtk && !sc.output.render_surface.empty())
+      surface = make_surface_writer(sc, *sim, opts.data_dir.empty() ? mesh::default_data_dir() : opts.data_dir, vtk_dir);
     Progress progress(label, total_steps, req.quiet);
     sample(false);  // the initial state
     while (step < total_steps) {
@@ -207,7 +250,7 @@ nlohmann::json run_simulation(const RunRequest& req) {
         const double max_v = sample(last);
         if (until_rest && !last && step >= 10 && step * dt >= rest_after && max_v < sc.time.rest_velocity) {
           stopped_by = "rest (max |v| < time.rest_velocity)";
-          if (write_vtk && step % vtk_every != 0) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v);
+          if (write_vtk && step % vtk_every != 0) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v, surface.get());
           break;
         }
       } else if (write_vtk && step % vtk_every == 0) {
@@ -285,7 +328,9 @@ nlohmann::json run_simulation(const RunRequest& req) {
       {"probes", probe_json},
       {"probe_nodes", probe_nodes},
       {"method_details", sim->details()},
-      {"files", {{"timeseries", "timeseries.csv"}, {"vtk", write_vtk ? nlohmann::json("vtk/series.pvd") : nlohmann::json(nullptr)}}},
+      {"files", {{"timeseries", "timeseries.csv"},
+                 {"vtk", write_vtk ? nlohmann::json("vtk/series.pvd") : nlohmann::json(nullptr)},
+                 {"render_surface", surface ? nlohmann::json("vtk/render_surface.pvd") : nlohmann::json(nullptr)}}},
   };
   if (req.write_files) {
     series.write(req.out_dir / "timeseries.csv");
