@@ -1,32 +1,48 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine over a copy of the working tree with .devcarry/ carried (see
-# scripts/stage_device.sh): GPU tests, device ceilings, then each method's own GPU session
-# script (solvers/*/gpu_session.sh BUILD_BIN RESULTS_DIR). Everything lands in $OUT as a
-# tarball (the transfer takes at most 8 files) plus the logs.
+# Runs on the GPU machine over a copy of the working tree with .devcarry/ carried (made here by
+# scripts/stage_device.sh). Parts, in order, as arguments (default: all; one device call has
+# 10 minutes, so split `tled` and `hexmg` across calls when both run in full):
+#   common  ctest -L gpu and the device ceilings (bench_ceilings)          ~1 min
+#   tled    `reproduce strbac2015` in full (GPU, CPU 1/all threads, CalculiX) ~5 min
+#   hexmg   solvers/hexmg/gpu_session.sh: tests, bench_hexmg, `reproduce dick2011` ~4 min
+# Results go to $OUT as at most 8 files under 16 MB (the transfer's limits): logs, JSON, and one
+# tarball per experiment without VTK frames. File them here with scripts/import_device_results.sh.
 set -uo pipefail
+: "${OUT:?OUT must name the output folder}"
 ROOT=$(pwd)
-export LD_LIBRARY_PATH=$ROOT/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+parts=${*:-common tled hexmg}
+export LD_LIBRARY_PATH=$ROOT/.devcarry/lib:$ROOT/.devcarry/ccx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$ROOT/.devcarry/ccx/bin:$PATH
 export ELASTOBENCH_SOURCE_DIR=$ROOT ELASTOBENCH_DATA=$ROOT/.devcarry/meshes
-R=/tmp/eb_results
-mkdir -p "$R"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$R/nvidia_smi.csv"
-# ctest files hold absolute paths of the build made on the staging machine: recreate that path.
-HERE_BUILD=$(cat .devcarry/build_dir_here)
-if [ ! -e "$HERE_BUILD" ]; then mkdir -p "$(dirname "$HERE_BUILD")" && ln -s "$ROOT/.devcarry/build" "$HERE_BUILD"; fi
-SRC_HERE=$(dirname "$HERE_BUILD")
-if [ ! -e "$SRC_HERE/tests" ]; then for d in tests analysis solvers experiments scripts; do ln -sfn "$ROOT/$d" "$SRC_HERE/$d"; done; fi
-BIN=$HERE_BUILD/bin
-"$BIN/elastobench" list --json > "$R/list.json" 2>&1
-(cd "$HERE_BUILD" && ctest -L gpu --output-on-failure --timeout 600 2>&1) | tee "$R/ctest_gpu.log" | tail -25
-"$BIN/bench_ceilings" --benchmark_format=json --benchmark_out="$R/ceilings.json" --benchmark_repetitions=3 \
-  --benchmark_report_aggregates_only=true 2>&1 | tail -12
-for s in solvers/*/gpu_session.sh; do
-  [ -f "$s" ] || continue
-  m=$(basename "$(dirname "$s")")
-  echo "== $s"
-  mkdir -p "$R/$m"
-  timeout "${EB_METHOD_TIMEOUT:-900}" bash "$s" "$BIN" "$R/$m" 2>&1 | tee "$R/$m/session.log" | tail -30
+# ctest files hold the absolute paths of the build made on the staging machine: recreate them.
+B=$(cat .devcarry/build_dir_here)
+[ -e "$B" ] || { mkdir -p "$(dirname "$B")" && ln -s "$ROOT/.devcarry/build" "$B"; }
+S=$(dirname "$B")
+[ -e "$S/tests" ] || for d in tests analysis solvers experiments scripts; do ln -sfn "$ROOT/$d" "$S/$d"; done
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/nvidia_smi.csv"
+for part in $parts; do
+  SECONDS=0
+  case $part in
+    common)
+      (cd "$B" && timeout 200 ctest -L gpu --timeout 150 -j2 > "$OUT/ctest_gpu.log" 2>&1)
+      grep -E "tests passed|Failed" "$OUT/ctest_gpu.log" | head
+      "$B/bin/bench_ceilings" --benchmark_out="$OUT/ceilings.json" --benchmark_out_format=json \
+        --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
+    tled)
+      R=/tmp/eb_tled; rm -rf $R
+      timeout 450 "$B/bin/elastobench" reproduce strbac2015 --no-report -q -o $R > "$OUT/strbac2015.log" 2>&1
+      echo "strbac2015 exit $?"
+      find $R \( -name vtk -type d \) -prune -exec rm -rf {} +
+      find $R -path '*calculix*' -size +300k -delete
+      tar czf "$OUT/strbac2015.tgz" -C $R . ;;
+    hexmg)
+      R=/tmp/eb_hexmg; rm -rf $R
+      timeout 520 bash solvers/hexmg/gpu_session.sh "$B/bin" $R
+      echo "hexmg session exit $?"
+      find $R -name vtk -type d -prune -exec rm -rf {} +
+      tar czf "$OUT/hexmg.tgz" -C $R . ;;
+    *) echo "unknown part '$part' (common, tled, hexmg)"; exit 2 ;;
+  esac
+  echo "== $part: ${SECONDS}s"
 done
-tar -czf "$OUT/results.tgz" -C "$R" .
-cp "$R/ctest_gpu.log" "$OUT/" 2>/dev/null || true
 ls -la "$OUT"
