@@ -1,13 +1,10 @@
 // elastobench: the command-line entry point. Exit codes: 0 success, 1 runtime failure
 // (divergence, out of GPU memory, a device error), 2 bad usage or bad input.
-#include <cstdio>
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 
 #include "experiments/cli_common.h"
+#include "experiments/cli_exit.h"
 #include "experiments/experiment.h"
-#include "meshes/errors.h"
 
 int main(int argc, char** argv) {
   // Experiments register their built-in scenarios; do it before `run`/`scenario` look them up.
@@ -23,26 +20,5 @@ int main(int argc, char** argv) {
 #endif
   eb::cli::add_reproduce_command(app);
   eb::cli::add_report_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  } catch (const eb::InputError& e) {
-    std::cerr << "elastobench: error: " << e.what() << "\n";
-    return 2;
-  } catch (const eb::RuntimeFailure& e) {
-    std::cerr << "elastobench: failed: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "elastobench: internal error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return eb::cli::parse_and_run(app, argc, argv);
 }
