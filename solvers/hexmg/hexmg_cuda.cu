@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <sstream>
 #include <type_traits>
 
@@ -224,6 +226,175 @@ __global__ void k_coarse_cg(LevelView<T> L, Strided<T> r, Strided<T> p, Strided<
   }
 }
 
+// Coarsest-level layout of the shared-memory CG below: thread t owns vertex perm[t] (vertices
+// sorted by their number of off-diagonal neighbours, so that the warps' slot counts are tight and
+// the padding slots form whole idle warps); warp w's off-diagonal blocks sit in slots
+// [warp_base[w], warp_base[w+1]), slot k of lane j holding the k-th present neighbour (ascending
+// stencil offset, the CPU's summation order) of that lane's vertex, or none (src -1).
+// When all slots do not fit in shared memory (269K bunny: 480 slots, ~20 neighbours each), the
+// first `cap` slots of every warp go to shared memory and the rest to a global scratch copy in
+// the same lane-consecutive layout (coalesced re-reads from L1/L2).
+struct CoarseEll {
+  const int32_t* perm = nullptr;       // n: vertex of thread t
+  const int32_t* warp_base = nullptr;  // 3 (warps + 1): all slots, shared slots, global slots
+  const int32_t* src_l = nullptr;      // 32 per slot (all-slots layout): stencil offset l, -1 if none
+  void* g_A = nullptr;                 // global slots * 32 * 9 coefficients (type T)
+  int32_t* g_y = nullptr;              // global slots * 32 neighbour vertices
+  int32_t shared_slots = 0, cap = 0, warps = 0;
+};
+
+// < 512 vertices plus at most 31 padding slots per colour: <= 736 slots; 768 threads leave 85
+// registers per thread (1024 would cap them at 64 and spill the per-vertex state).
+constexpr int kCoarseSmemMaxThreads = 768;
+
+template <class T>
+__device__ __forceinline__ double2 block_sum2(double a, double b, double2* buf) {
+  for (int o = 16; o > 0; o >>= 1) {
+    a += __shfl_down_sync(0xffffffffu, a, o);
+    b += __shfl_down_sync(0xffffffffu, b, o);
+  }
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32, nw = blockDim.x / 32;
+  if (lane == 0) buf[w] = make_double2(a, b);
+  __syncthreads();
+  double2 t = make_double2(0, 0);
+  for (int i = 0; i < nw; ++i) {  // same order in every thread: every thread gets the same sums
+    const double2 v = buf[i];
+    t.x += v.x;
+    t.y += v.y;
+  }
+  return t;
+}
+
+// The coarsest Jacobi-PCG of k_coarse_cg (same iteration, same stopping rule, same per-vertex
+// summation order), rebuilt because that kernel spent ~17 us per iteration (H100) re-reading the
+// coarse matrix through L2 from one SM with 6 block reductions and global-memory vectors.
+// Here: blockDim.x == n (one vertex per thread, n <= 768 padded slots for < 512 vertices); the
+// vertex's r, u, centre block and Jacobi inverse live in registers; p is in shared memory; the
+// off-diagonal blocks are copied once per solve into shared memory in the warp-slot layout of
+// CoarseEll (lane-consecutive, so the reads are free of bank conflicts); two fused (double2)
+// reductions and three barriers per iteration instead of six reductions.
+template <class T>
+__global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelView<T> L, CoarseEll E, T rel_tol, int max_it, Flags* flags) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ double2 red[2][32];
+  const int n = L.n;
+  const int t = threadIdx.x, lane = t % 32, w = t / 32;
+  T* sA = reinterpret_cast<T*>(smem_raw);        // slots * 32 * 9
+  T* sp = sA + size_t(E.shared_slots) * 32 * 9;  // 3 * n, vertex-indexed
+  int32_t* sy = reinterpret_cast<int32_t*>(sp + 3 * size_t(n));  // shared slots * 32: neighbour vertex
+  T* gA = static_cast<T*>(E.g_A);
+  const int x = E.perm[t];
+  const int base = E.warp_base[w], width = E.warp_base[w + 1] - base;
+  const int sbase = E.warp_base[E.warps + 1 + w], gbase = E.warp_base[2 * (E.warps + 1) + w];
+  const int wsh = min(width, E.cap);  // this warp's slots in shared memory
+  const bool pad = L.nbr(x, kCentre) < 0;
+  // Copy this vertex's present off-diagonal blocks (independent loads, all in flight together).
+  // Each thread later reads only its own lane's entries of the global overflow: no cross-thread
+  // dependency there.
+  for (int k = 0; k < width; ++k) {
+    const int l = E.src_l[(base + k) * 32 + lane];
+    const bool sh = k < wsh;
+    const size_t sl = sh ? size_t(sbase + k) : size_t(gbase + k - wsh);
+    (sh ? sy : E.g_y)[sl * 32 + lane] = l >= 0 ? L.nbr(x, l) : -1;
+    if (l >= 0) {
+      T* dst = (sh ? sA : gA) + sl * 288 + lane;
+#pragma unroll
+      for (int i = 0; i < 9; ++i) dst[i * 32] = L.A(x, l * kBlock + i);
+    }
+  }
+  T D[9], dinv[3], u[3], r[3], b[3];
+#pragma unroll
+  for (int i = 0; i < 9; ++i) D[i] = pad ? T(0) : L.A(x, kCentre * kBlock + i);
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    dinv[d] = pad ? T(0) : T(1) / D[4 * d];  // jacobi_inverse
+    u[d] = L.u(x, d);
+    b[d] = L.b(x, d);
+    sp[d * n + x] = u[d];
+  }
+  __syncthreads();  // sA, sy and u (in sp) complete
+  // (A v)_x exactly as stencil_apply_vertex: off-diagonal sum in stencil order, then the centre.
+  auto apply = [&](T* q) {
+    T s0 = 0, s1 = 0, s2 = 0;
+#pragma unroll 4
+    for (int k = 0; k < wsh; ++k) {
+      const int y = sy[(sbase + k) * 32 + lane];
+      if (y < 0) continue;
+      const T v0 = sp[y], v1 = sp[n + y], v2 = sp[2 * n + y];
+      const T* a = sA + size_t(sbase + k) * 288 + lane;
+      s0 += a[0] * v0 + a[32] * v1 + a[64] * v2;
+      s1 += a[96] * v0 + a[128] * v1 + a[160] * v2;
+      s2 += a[192] * v0 + a[224] * v1 + a[256] * v2;
+    }
+#pragma unroll 4
+    for (int k = wsh; k < width; ++k) {  // same stencil order: these are the later offsets
+      const size_t sl = size_t(gbase + k - wsh);
+      const int y = E.g_y[sl * 32 + lane];
+      if (y < 0) continue;
+      const T v0 = sp[y], v1 = sp[n + y], v2 = sp[2 * n + y];
+      const T* a = gA + sl * 288 + lane;
+      s0 += a[0] * v0 + a[32] * v1 + a[64] * v2;
+      s1 += a[96] * v0 + a[128] * v1 + a[160] * v2;
+      s2 += a[192] * v0 + a[224] * v1 + a[256] * v2;
+    }
+    const T v0 = sp[x], v1 = sp[n + x], v2 = sp[2 * n + x];
+    q[0] = pad ? T(0) : s0 + D[0] * v0 + D[1] * v1 + D[2] * v2;
+    q[1] = pad ? T(0) : s1 + D[3] * v0 + D[4] * v1 + D[5] * v2;
+    q[2] = pad ? T(0) : s2 + D[6] * v0 + D[7] * v1 + D[8] * v2;
+  };
+  T q[3], p[3];
+  apply(q);
+  double rr_l = 0, rz_l = 0;
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    r[d] = pad ? T(0) : b[d] - q[d];
+    p[d] = r[d] * dinv[d];
+    rr_l += double(r[d]) * r[d];
+    rz_l += double(r[d]) * p[d];
+  }
+  __syncthreads();  // every thread has read u from sp
+#pragma unroll
+  for (int d = 0; d < 3; ++d) sp[d * n + x] = p[d];
+  const double2 s = block_sum2<T>(rr_l, rz_l, red[1]);  // its barrier also completes p
+  double rr = s.x, rz = s.y;
+  const double stop = double(rel_tol) * double(rel_tol) * rr;
+  int it = 0;
+  while (it < max_it && rr > stop && rz > 0) {
+    apply(q);
+    double pq_l = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) pq_l += double(p[d]) * q[d];
+    const double pq = block_sum2<T>(pq_l, 0.0, red[0]).x;
+    if (!(pq > 0)) break;
+    const T a = T(rz / pq);
+    double rn_l = 0, zn_l = 0;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      u[d] += a * p[d];
+      r[d] -= a * q[d];
+      rn_l += double(r[d]) * r[d];
+      zn_l += double(r[d]) * (r[d] * dinv[d]);
+    }
+    const double2 s2 = block_sum2<T>(rn_l, zn_l, red[1]);  // also: every thread is done reading sp
+    const T beta = T(s2.y / rz);
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      p[d] = r[d] * dinv[d] + beta * p[d];
+      sp[d * n + x] = p[d];
+    }
+    rr = s2.x;
+    rz = s2.y;
+    ++it;
+    __syncthreads();  // p complete
+  }
+#pragma unroll
+  for (int d = 0; d < 3; ++d) L.u(x, d) = u[d];
+  if (t == 0) {
+    flags->coarse_iterations += it;
+    flags->coarse_solves += 1;
+  }
+}
+
 // Host-side transposition to structure-of-arrays with stride n (padding rows filled with fill).
 template <class Out, class In, size_t C>
 std::vector<Out> soa(const std::vector<std::array<In, C>>& a, size_t n, Out fill) {
@@ -335,6 +506,7 @@ class HexmgCuda final : public HexmgSimulation {
     fv_.factor = factors_.data();
     const int64_t nco = m_.levels.back().n_padded;
     cg_threads_ = int(std::min<int64_t>(1024, (nco + 31) / 32 * 32));
+    setup_coarse_ell(device);
     EB_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -461,7 +633,11 @@ class HexmgCuda final : public HexmgSimulation {
     j["gauss_seidel_design"] = m_.solver.gs_thread_per_vertex
                                    ? "one thread per vertex (27 blocks unrolled)"
                                    : "13 warps per 32 vertices, 2 stencil blocks per thread, shared-memory reduction";
-    j["coarse_cg_threads"] = cg_threads_;
+    j["coarse_cg_threads"] = cg_smem_ ? int(views_.back().n) : cg_threads_;
+    j["coarse_cg_kernel"] = cg_smem_ ? "one block, one vertex per thread, blocks in shared memory (" +
+                                           std::to_string(cg_smem_bytes_) + " B; " +
+                                           std::to_string(cg_global_slots_) + " warp-slots of blocks in global memory)"
+                                     : "one block, blocks read from global memory";
   }
 
  private:
@@ -569,14 +745,82 @@ class HexmgCuda final : public HexmgSimulation {
     }
   }
 
+  // Warp-slot layout of the coarsest matrix for k_coarse_cg_smem; the old kernel stays the
+  // fallback when a level has more than 1024 slots or its blocks do not fit in shared memory.
+  void setup_coarse_ell(int device) {
+    // EB_HEXMG_COARSE_CG=global keeps the old kernel (same-run A/B timing of the two).
+    if (const char* e = std::getenv("EB_HEXMG_COARSE_CG"); e && std::string(e) == "global") return;
+    const Level& C = m_.levels.back();
+    const int n = C.n_padded;
+    if (n > kCoarseSmemMaxThreads || n % 32 != 0) return;
+    std::vector<int> count(n, 0);
+    for (int x = 0; x < n; ++x)
+      if (C.nbr[x][kCentre] >= 0)
+        for (int l = 0; l < kStencil; ++l) count[x] += (l != kCentre && C.nbr[x][l] >= 0);
+    std::vector<int32_t> perm(n);
+    for (int x = 0; x < n; ++x) perm[x] = x;
+    std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return count[a] > count[b]; });
+    const int nw = n / 32;
+    std::vector<int32_t> base(nw + 1, 0);
+    for (int w = 0; w < nw; ++w) {
+      int width = 0;
+      for (int j = 0; j < 32; ++j) width = std::max(width, count[perm[w * 32 + j]]);
+      base[w + 1] = base[w] + width;
+    }
+    const int slots = base[nw];
+    std::vector<int32_t> src(size_t(std::max(slots, 1)) * 32, -1);
+    // Largest per-warp cap of shared-memory slots that fits; the rest goes to global scratch.
+    int optin = 0;
+    EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const size_t avail = size_t(optin) - 2 * 32 * sizeof(double2) - 3 * size_t(n) * sizeof(T);
+    const size_t per_slot = 32 * (9 * sizeof(T) + sizeof(int32_t));
+    int cap = 0;
+    for (int w = 0; w < nw; ++w) cap = std::max(cap, base[w + 1] - base[w]);
+    std::vector<int32_t> bases(3 * size_t(nw + 1), 0);
+    for (;; --cap) {
+      for (int w = 0; w < nw; ++w) {
+        const int width = base[w + 1] - base[w];
+        bases[w + 1] = base[w + 1];
+        bases[nw + 1 + w + 1] = bases[nw + 1 + w] + std::min(width, cap);
+        bases[2 * (nw + 1) + w + 1] = bases[2 * (nw + 1) + w] + std::max(0, width - cap);
+      }
+      if (size_t(bases[2 * nw + 1]) * per_slot <= avail || cap == 0) break;
+    }
+    const int shared_slots = bases[2 * nw + 1], global_slots = bases[3 * nw + 2];
+    for (int w = 0; w < nw; ++w)
+      for (int j = 0; j < 32; ++j) {
+        const int x = perm[w * 32 + j];
+        if (C.nbr[x][kCentre] < 0) continue;
+        int k = 0;
+        for (int l = 0; l < kStencil; ++l)
+          if (l != kCentre && C.nbr[x][l] >= 0) src[size_t(base[w] + k++) * 32 + j] = l;
+      }
+    const size_t bytes = size_t(shared_slots) * per_slot + 3 * size_t(n) * sizeof(T);
+    if (bytes > avail + 3 * size_t(n) * sizeof(T)) return;  // not even p fits: old kernel
+    EB_CUDA_CHECK(cudaFuncSetAttribute(k_coarse_cg_smem<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    ell_perm_.upload(perm);
+    ell_base_.upload(bases);
+    ell_src_.upload(src);
+    ell_gA_.resize(size_t(std::max(global_slots, 1)) * 32 * 9, "hexmg coarse overflow blocks");
+    ell_gy_.resize(size_t(std::max(global_slots, 1)) * 32, "hexmg coarse overflow neighbours");
+    ell_ = CoarseEll{ell_perm_.data(), ell_base_.data(), ell_src_.data(), ell_gA_.data(), ell_gy_.data(), shared_slots, cap, nw};
+    cg_global_slots_ = global_slots;
+    cg_smem_bytes_ = bytes;
+    cg_smem_ = true;
+  }
+
   void vcycle_level(int l, bool timed = false) {
     const int last = m_.n_levels() - 1;
     if (l == last) {
       phase_begin(timed, "coarse_cg");
       const int64_t n = views_[l].n;
       Strided<T> r{cg_r_.data(), 1, n}, p{cg_p_.data(), 1, n}, q{cg_q_.data(), 1, n};
-      k_coarse_cg<T><<<1, cg_threads_, 0, stream_>>>(views_[l], r, p, q, T(m_.solver.coarse_tolerance),
-                                                    m_.solver.coarse_max_iterations, flags_.data());
+      if (cg_smem_)
+        k_coarse_cg_smem<T><<<1, unsigned(n), cg_smem_bytes_, stream_>>>(views_[l], ell_, T(m_.solver.coarse_tolerance),
+                                                                        m_.solver.coarse_max_iterations, flags_.data());
+      else
+        k_coarse_cg<T><<<1, cg_threads_, 0, stream_>>>(views_[l], r, p, q, T(m_.solver.coarse_tolerance),
+                                                      m_.solver.coarse_max_iterations, flags_.data());
       EB_CUDA_CHECK_LAUNCH();
       phase_end(timed);
       return;
@@ -664,6 +908,13 @@ class HexmgCuda final : public HexmgSimulation {
   DeviceBuffer<int> dstep_;  // step index within the current batch (device side)
   DeviceBuffer<Flags> flags_;
   DeviceBuffer<T> cg_r_, cg_p_, cg_q_;
+  DeviceBuffer<int32_t> ell_perm_, ell_base_, ell_src_;
+  DeviceBuffer<T> ell_gA_;
+  DeviceBuffer<int32_t> ell_gy_;
+  CoarseEll ell_;
+  int cg_global_slots_ = 0;
+  size_t cg_smem_bytes_ = 0;
+  bool cg_smem_ = false;  // k_coarse_cg_smem (else k_coarse_cg)
   FineView<T> fv_;
   int cg_threads_ = 32;
   int64_t batch_first_step_ = 1;
