@@ -231,7 +231,7 @@ __global__ void k_coarse_cg(LevelView<T> L, Strided<T> r, Strided<T> p, Strided<
 // the padding slots form whole idle warps); warp w's off-diagonal blocks sit in slots
 // [warp_base[w], warp_base[w+1]), slot k of lane j holding the k-th present neighbour (ascending
 // stencil offset, the CPU's summation order) of that lane's vertex, or none (src -1).
-// When all slots do not fit in shared memory (269K bunny: 480 slots, ~20 neighbours each), the
+// When all slots do not fit in shared memory (fp64 at 33K and 269K bunny: ~20 neighbours each), the
 // first `cap` slots of every warp go to shared memory and the rest to a global scratch copy in
 // the same lane-consecutive layout (coalesced re-reads from L1/L2).
 struct CoarseEll {
@@ -256,12 +256,15 @@ __device__ __forceinline__ double2 block_sum2(double a, double b, double2* buf) 
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32, nw = blockDim.x / 32;
   if (lane == 0) buf[w] = make_double2(a, b);
   __syncthreads();
-  double2 t = make_double2(0, 0);
-  for (int i = 0; i < nw; ++i) {  // same order in every thread: every thread gets the same sums
-    const double2 v = buf[i];
-    t.x += v.x;
-    t.y += v.y;
+  // Second stage in every warp (nw <= 24 partials, one per lane) instead of a serial loop over
+  // them: every warp runs the same shuffle tree on the same data, so all threads get the same sums.
+  double2 t = lane < nw ? buf[lane] : make_double2(0, 0);
+  for (int o = 16; o > 0; o >>= 1) {
+    t.x += __shfl_down_sync(0xffffffffu, t.x, o);
+    t.y += __shfl_down_sync(0xffffffffu, t.y, o);
   }
+  t.x = __shfl_sync(0xffffffffu, t.x, 0);
+  t.y = __shfl_sync(0xffffffffu, t.y, 0);
   return t;
 }
 
@@ -281,7 +284,8 @@ __global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelV
   const int t = threadIdx.x, lane = t % 32, w = t / 32;
   T* sA = reinterpret_cast<T*>(smem_raw);        // slots * 32 * 9
   T* sp = sA + size_t(E.shared_slots) * 32 * 9;  // 3 * n, vertex-indexed
-  int32_t* sy = reinterpret_cast<int32_t*>(sp + 3 * size_t(n));  // shared slots * 32: neighbour vertex
+  // Neighbour vertices as int16 (n <= 768): 2 bytes less per entry lets the 269K fp32 matrix fit.
+  int16_t* sy = reinterpret_cast<int16_t*>(sp + 3 * size_t(n));  // shared slots * 32
   T* gA = static_cast<T*>(E.g_A);
   const int x = E.perm[t];
   const int base = E.warp_base[w], width = E.warp_base[w + 1] - base;
@@ -295,7 +299,11 @@ __global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelV
     const int l = E.src_l[(base + k) * 32 + lane];
     const bool sh = k < wsh;
     const size_t sl = sh ? size_t(sbase + k) : size_t(gbase + k - wsh);
-    (sh ? sy : E.g_y)[sl * 32 + lane] = l >= 0 ? L.nbr(x, l) : -1;
+    const int32_t y = l >= 0 ? L.nbr(x, l) : -1;
+    if (sh)
+      sy[sl * 32 + lane] = int16_t(y);
+    else
+      E.g_y[sl * 32 + lane] = y;
     if (l >= 0) {
       T* dst = (sh ? sA : gA) + sl * 288 + lane;
 #pragma unroll
@@ -773,7 +781,7 @@ class HexmgCuda final : public HexmgSimulation {
     int optin = 0;
     EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     const size_t avail = size_t(optin) - 2 * 32 * sizeof(double2) - 3 * size_t(n) * sizeof(T);
-    const size_t per_slot = 32 * (9 * sizeof(T) + sizeof(int32_t));
+    const size_t per_slot = 32 * (9 * sizeof(T) + sizeof(int16_t));
     int cap = 0;
     for (int w = 0; w < nw; ++w) cap = std::max(cap, base[w + 1] - base[w]);
     std::vector<int32_t> bases(3 * size_t(nw + 1), 0);
