@@ -87,13 +87,71 @@ __global__ void __launch_bounds__(288) k_galerkin(LevelView<T> F, LevelView<T> C
 
 // Gauss-Seidel on one colour subset [begin, begin + count): 13 warps per 32 vertices, warp w
 // sums the off-diagonal stencil entries 2w and 2w+1, warp 0 reduces and solves (Sec. 4.2.4).
+// Loads are issued independently of one another wherever the data allow: the two neighbour
+// indices, both 3x3 blocks (stored for every offset and padding slot, so loading them before the
+// neighbour test is safe) and warp 0's centre block and right-hand side all go out together, and
+// only the neighbours' u waits for the indices. The former loop (offdiag_partial with runtime
+// bounds) made nbr -> A,u -> nbr -> A,u -> barrier -> centre,b a chain of ~5 memory latencies per
+// launch; the coarse levels' launches are latency bound (PERF_NOTES.md). Same sums in the same
+// order as offdiag_partial / gauss_seidel_finish.
 template <class T>
 __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, int begin) {
   __shared__ T part[kGsWarps][3][32];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t x = begin + int64_t(blockIdx.x) * 32 + lane;
+  // off-diagonal entries k = 2w, 2w+1 of 26 map to stencil offsets skipping the centre
+  const int k0 = 2 * w, k1 = 2 * w + 1;
+  const int l0 = k0 < kCentre ? k0 : k0 + 1, l1 = k1 < kCentre ? k1 : k1 + 1;
   const bool valid = L.nbr(x, kCentre) >= 0;
-  // off-diagonal entries k = 2w, 2w+1 of 26 map to stencil indices skipping the centre
+  const int32_t y0 = L.nbr(x, l0), y1 = L.nbr(x, l1);
+  T a0[9], a1[9];
+#pragma unroll
+  for (int i = 0; i < 9; ++i) {
+    a0[i] = L.A(x, l0 * kBlock + i);
+    a1[i] = L.A(x, l1 * kBlock + i);
+  }
+  T D[9], bx[3];
+  if (w == 0) {
+#pragma unroll
+    for (int i = 0; i < 9; ++i) D[i] = L.A(x, kCentre * kBlock + i);
+#pragma unroll
+    for (int d = 0; d < 3; ++d) bx[d] = L.b(x, d);
+  }
+  T s[3] = {0, 0, 0};
+  if (valid && y0 >= 0) {
+    const T u0 = L.u(y0, 0), u1 = L.u(y0, 1), u2 = L.u(y0, 2);
+    s[0] += a0[0] * u0 + a0[1] * u1 + a0[2] * u2;
+    s[1] += a0[3] * u0 + a0[4] * u1 + a0[5] * u2;
+    s[2] += a0[6] * u0 + a0[7] * u1 + a0[8] * u2;
+  }
+  if (valid && y1 >= 0) {
+    const T u0 = L.u(y1, 0), u1 = L.u(y1, 1), u2 = L.u(y1, 2);
+    s[0] += a1[0] * u0 + a1[1] * u1 + a1[2] * u2;
+    s[1] += a1[3] * u0 + a1[4] * u1 + a1[5] * u2;
+    s[2] += a1[6] * u0 + a1[7] * u1 + a1[8] * u2;
+  }
+  for (int d = 0; d < 3; ++d) part[w][d][lane] = s[d];
+  __syncthreads();
+  if (w == 0 && valid) {
+    T sum[3] = {0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < kGsWarps; ++i)
+      for (int d = 0; d < 3; ++d) sum[d] += part[i][d][lane];
+    T r[3], ux[3];
+    for (int d = 0; d < 3; ++d) r[d] = bx[d] - sum[d];
+    solve3(D, r, ux);
+    for (int d = 0; d < 3; ++d) L.u(x, d) = ux[d];
+  }
+}
+
+// The previous form of k_gauss_seidel (dependent loads), kept for a same-run A/B timing through
+// EB_HEXMG_GS=dependent-loads.
+template <class T>
+__global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel_dep(LevelView<T> L, int begin) {
+  __shared__ T part[kGsWarps][3][32];
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t x = begin + int64_t(blockIdx.x) * 32 + lane;
+  const bool valid = L.nbr(x, kCentre) >= 0;
   const int k0 = 2 * w, k1 = 2 * w + 1;
   const int lb = k0 < kCentre ? k0 : k0 + 1, le = (k1 < kCentre ? k1 : k1 + 1) + 1;
   T s[3] = {0, 0, 0};
@@ -641,6 +699,7 @@ class HexmgCuda final : public HexmgSimulation {
     j["gauss_seidel_design"] = m_.solver.gs_thread_per_vertex
                                    ? "one thread per vertex (27 blocks unrolled)"
                                    : "13 warps per 32 vertices, 2 stencil blocks per thread, shared-memory reduction";
+    j["coarse_cg_global_warp_slots"] = cg_smem_ ? cg_global_slots_ : -1;
     j["coarse_cg_threads"] = cg_smem_ ? int(views_.back().n) : cg_threads_;
     j["coarse_cg_kernel"] = cg_smem_ ? "one block, one vertex per thread, blocks in shared memory (" +
                                            std::to_string(cg_smem_bytes_) + " B; " +
@@ -747,6 +806,8 @@ class HexmgCuda final : public HexmgSimulation {
       if (count == 0) continue;
       if (m_.solver.gs_thread_per_vertex)
         k_gauss_seidel_1t<T><<<blocks_for(count, kBlock1), kBlock1, 0, stream_>>>(views_[l], cb[c], count);
+      else if (gs_dependent_loads_)
+        k_gauss_seidel_dep<T><<<unsigned(count / 32), kGsWarps * 32, 0, stream_>>>(views_[l], cb[c]);
       else
         k_gauss_seidel<T><<<unsigned(count / 32), kGsWarps * 32, 0, stream_>>>(views_[l], cb[c]);
       EB_CUDA_CHECK_LAUNCH();
@@ -784,6 +845,10 @@ class HexmgCuda final : public HexmgSimulation {
     const size_t per_slot = 32 * (9 * sizeof(T) + sizeof(int16_t));
     int cap = 0;
     for (int w = 0; w < nw; ++w) cap = std::max(cap, base[w + 1] - base[w]);
+    // Test-only: EB_HEXMG_COARSE_SMEM_SLOTS=k keeps at most k warp-slots per warp in shared memory
+    // so that the global-overflow path (otherwise reached only by fp64 at 33K and 269K bunny) is
+    // exercised at small sizes (tests/hexmg/test_coarse_overflow.cpp).
+    if (const char* e = std::getenv("EB_HEXMG_COARSE_SMEM_SLOTS"); e && *e) cap = std::min(cap, std::max(0, std::atoi(e)));
     std::vector<int32_t> bases(3 * size_t(nw + 1), 0);
     for (;; --cap) {
       for (int w = 0; w < nw; ++w) {
@@ -923,6 +988,11 @@ class HexmgCuda final : public HexmgSimulation {
   int cg_global_slots_ = 0;
   size_t cg_smem_bytes_ = 0;
   bool cg_smem_ = false;  // k_coarse_cg_smem (else k_coarse_cg)
+  // EB_HEXMG_GS=dependent-loads: the previous Gauss-Seidel kernel (same-run A/B timing).
+  bool gs_dependent_loads_ = [] {
+    const char* e = std::getenv("EB_HEXMG_GS");
+    return e && std::string(e) == "dependent-loads";
+  }();
   FineView<T> fv_;
   int cg_threads_ = 32;
   int64_t batch_first_step_ = 1;
