@@ -5,6 +5,7 @@
 #   common  ctest -L gpu and the device ceilings (bench_ceilings)          ~1 min
 #   tled    `reproduce strbac2015` in full (GPU, CPU 1/all threads, CalculiX) ~5 min
 #   hexmg   solvers/hexmg/gpu_session.sh: tests, bench_hexmg, `reproduce dick2011` ~4 min
+#   probe   solvers/hexmg/perf_probe.sh: A/B launch variants, phase timings, ncu per kernel ~4 min
 # Results go to $OUT as at most 8 files under 16 MB (the transfer's limits): logs, JSON, and one
 # tarball per experiment without VTK frames. File them here with scripts/import_device_results.sh.
 set -uo pipefail
@@ -24,7 +25,7 @@ for part in $parts; do
   SECONDS=0
   case $part in
     common)
-      (cd "$B" && timeout 200 ctest -L gpu --timeout 150 -j2 > "$OUT/ctest_gpu.log" 2>&1)
+      (cd "$B" && timeout 400 ctest -L gpu --timeout 150 -j2 --output-on-failure --repeat until-fail:${EB_CTEST_REPEAT:-1} > "$OUT/ctest_gpu.log" 2>&1)
       grep -E "tests passed|Failed" "$OUT/ctest_gpu.log" | head
       "$B/bin/bench_ceilings" --benchmark_out="$OUT/ceilings.json" --benchmark_out_format=json \
         --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
@@ -41,7 +42,12 @@ for part in $parts; do
       echo "hexmg session exit $?"
       find $R -name vtk -type d -prune -exec rm -rf {} +
       tar czf "$OUT/hexmg.tgz" -C $R . ;;
-    *) echo "unknown part '$part' (common, tled, hexmg)"; exit 2 ;;
+    probe)
+      R=/tmp/eb_probe; rm -rf $R
+      timeout 540 bash solvers/hexmg/perf_probe.sh "$B/bin" $R
+      echo "hexmg probe exit $?"
+      tar czf "$OUT/probe.tgz" -C $R . ;;
+    *) echo "unknown part '$part' (common, tled, hexmg, probe)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

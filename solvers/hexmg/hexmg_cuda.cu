@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <string>
 #include <sstream>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "assembly/hexmg/hex_element.h"
 #include "assembly/hexmg/hexmg_kernels.h"
@@ -43,6 +45,29 @@ struct ConstK<double> {
 constexpr int kBlock1 = 128;   // threads per block of the one-thread-per-item kernels
 constexpr int kGsWarps = 13;   // Gauss-Seidel: 13 warps x 32 lanes per 32 vertices (2 blocks each)
 
+// Programmatic dependent launch (sm_90; PERF_NOTES.md, change 4). Launched with the
+// programmatic-serialization attribute, a kernel's blocks may be scheduled while its predecessor
+// in the stream still runs, once every block of the predecessor has called pdl_launch_dependents.
+// Every kernel here calls pdl_wait (which returns when the predecessor has completed and its
+// writes are visible) before it reads anything that kernel may have written and before it writes
+// anything, and only then pdl_launch_dependents. So when a kernel starts, every kernel before its
+// predecessor has completed, and the part before pdl_wait may read data that the immediate
+// predecessor does not write (the Gauss-Seidel kernels load their matrix blocks there, the
+// coarsest CG copies its matrix to shared memory). Without the attribute both are no-ops.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void pdl_enter() {
+  pdl_wait();
+  pdl_launch_dependents();
+}
+
+// Item i of a launch over a level's vertices: the vertex itself (colour-subset order) or
+// order[i] (lattice order), -1 past the end.
+__device__ __forceinline__ int64_t vertex_of(int64_t i, const int32_t* order, int64_t count) {
+  if (i >= count) return -1;
+  return order ? int64_t(order[i]) : i;
+}
+
 // Device-side status of a batch of steps.
 struct Flags {
   int bad_element;          // first element with a non-finite F (INT_MAX: none)
@@ -57,6 +82,7 @@ struct Flags {
 
 template <class T>
 __global__ void k_rotations(FineView<T> f, const int* step, Flags* flags) {
+  pdl_enter();
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= f.n_elems) return;
   const int st = element_rotation(e, f);
@@ -69,19 +95,22 @@ __global__ void k_rotations(FineView<T> f, const int* step, Flags* flags) {
 }
 
 template <class T>
-__global__ void k_assembly(FineView<T> f, LevelView<T> L0, const T* factors, const int* step) {
-  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x >= L0.n) return;
+__global__ void k_assembly(FineView<T> f, LevelView<T> L0, const T* factors, const int* step, const int32_t* order,
+                           int32_t count) {
+  pdl_enter();
+  const int64_t x = vertex_of(int64_t(blockIdx.x) * blockDim.x + threadIdx.x, order, count);
+  if (x < 0) return;
   f.factor = factors + int64_t(*step) * (f.ncurves > 0 ? f.ncurves : 1);
   assemble_vertex(x, f, L0, ConstK<T>());
 }
 
 // 9 threads per coarse vertex: 9 warps per 32 vertices, warp w owns component w (Sec. 4.2.3).
 template <class T>
-__global__ void __launch_bounds__(288) k_galerkin(LevelView<T> F, LevelView<T> C) {
+__global__ void __launch_bounds__(288) k_galerkin(LevelView<T> F, LevelView<T> C, const int32_t* order, int32_t count) {
+  pdl_enter();
   const int c = threadIdx.x / 32;
-  const int64_t x = int64_t(blockIdx.x) * 32 + (threadIdx.x % 32);
-  if (x >= C.n || C.nbr(x, kCentre) < 0) return;
+  const int64_t x = vertex_of(int64_t(blockIdx.x) * 32 + (threadIdx.x % 32), order, count);
+  if (x < 0 || C.nbr(x, kCentre) < 0) return;
   galerkin_components<1>(x, c, F, C);
 }
 
@@ -114,6 +143,11 @@ __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, 
   if (w == 0) {
 #pragma unroll
     for (int i = 0; i < 9; ++i) D[i] = L.A(x, kCentre * kBlock + i);
+  }
+  // Indices and matrix blocks above are never written by the preceding kernel (see pdl_wait);
+  // b (restriction) and u (the previous colour) may be.
+  pdl_enter();
+  if (w == 0) {
 #pragma unroll
     for (int d = 0; d < 3; ++d) bx[d] = L.b(x, d);
   }
@@ -148,6 +182,7 @@ __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, 
 // EB_HEXMG_GS=dependent-loads.
 template <class T>
 __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel_dep(LevelView<T> L, int begin) {
+  pdl_enter();
   __shared__ T part[kGsWarps][3][32];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t x = begin + int64_t(blockIdx.x) * 32 + lane;
@@ -170,6 +205,7 @@ __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel_dep(LevelView<T>
 // Gauss-Seidel, one thread per vertex of the colour subset (the measured alternative, "gs1").
 template <class T>
 __global__ void k_gauss_seidel_1t(LevelView<T> L, int begin, int count) {
+  pdl_enter();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < count) gauss_seidel_vertex(begin + i, L);
 }
@@ -190,6 +226,7 @@ __device__ void block_add_norm(double v, double* out) {
 
 template <class T>
 __global__ void k_residual(LevelView<T> L, double* norm2) {
+  pdl_enter();
   const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   double n2 = 0;
   if (x < L.n) n2 = double(residual_vertex(x, L));
@@ -197,19 +234,22 @@ __global__ void k_residual(LevelView<T> L, double* norm2) {
 }
 
 template <class T>
-__global__ void k_restrict(LevelView<T> F, LevelView<T> C) {
-  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x < C.n) restrict_vertex(x, F, C);
+__global__ void k_restrict(LevelView<T> F, LevelView<T> C, const int32_t* order, int32_t count) {
+  pdl_enter();
+  const int64_t x = vertex_of(int64_t(blockIdx.x) * blockDim.x + threadIdx.x, order, count);
+  if (x >= 0) restrict_vertex(x, F, C);
 }
 
 template <class T>
 __global__ void k_interpolate(LevelView<T> F, LevelView<T> C) {
+  pdl_enter();
   const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (x < F.n) interpolate_correct_vertex(x, F, C);
 }
 
 template <class T>
 __global__ void k_update(FineView<T> f, LevelView<T> L0, int* step) {
+  pdl_enter();
   const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (x == 0) *step += 1;  // every kernel of this step that reads it has completed
   if (x < L0.n) newmark_update_vertex(x, f, L0);
@@ -231,6 +271,7 @@ __device__ double block_sum(double v, double* scratch) {
 // (Sec. 4.2.7; the preconditioner as in the CPU backend's coarse_cg, which says why).
 template <class T>
 __global__ void k_coarse_cg(LevelView<T> L, Strided<T> r, Strided<T> p, Strided<T> q, T rel_tol, int max_it, Flags* flags) {
+  pdl_enter();
   __shared__ double scratch[32];
   const int64_t n = L.n;
   double rr_local = 0, rz_local = 0;
@@ -371,6 +412,8 @@ __global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelV
   T D[9], dinv[3], u[3], r[3], b[3];
 #pragma unroll
   for (int i = 0; i < 9; ++i) D[i] = pad ? T(0) : L.A(x, kCentre * kBlock + i);
+  // The matrix (copied above) is not written by the preceding kernel (restriction); b and u are.
+  pdl_enter();
 #pragma unroll
   for (int d = 0; d < 3; ++d) {
     dinv[d] = pad ? T(0) : T(1) / D[4 * d];  // jacobi_inverse
@@ -484,7 +527,12 @@ class HexmgCuda final : public HexmgSimulation {
  public:
   HexmgCuda(Model model, Precision p, int device) : HexmgSimulation(std::move(model), Backend::Cuda, p) {
     EB_CUDA_CHECK(cudaSetDevice(device));
-    EB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // A blocking stream: DeviceBuffer's fill_zero/upload/to_host run on the legacy default
+    // stream (restart_solve, set_state, last_step_residuals call them between kernels), and a
+    // non-blocking stream would not wait for them (a pageable cudaMemcpy to the device may even
+    // return before its DMA has landed). With this flag unset, every such operation is ordered
+    // with the kernels here.
+    EB_CUDA_CHECK(cudaStreamCreate(&stream_));
     const auto Kd = unit_hex_stiffness(m_.poisson, m_.h);
     if (std::is_same<T, float>::value) {
       float Kf[576];
@@ -512,6 +560,18 @@ class HexmgCuda final : public HexmgSimulation {
       if (!L.child.empty()) d.child.upload(soa<int32_t>(L.child, n, -1));
       if (!L.parent.empty()) d.parent.upload(soa<int32_t>(L.parent, n, -1));
       d.dead.upload(L.dead);
+      {
+        std::vector<int32_t> ord;
+        ord.reserve(size_t(L.n_real));
+        for (int32_t x = 0; x < L.n_padded; ++x)
+          if (L.coord[x][0] >= 0) ord.push_back(x);
+        std::sort(ord.begin(), ord.end(), [&](int32_t a, int32_t b) {
+          const auto &ca = L.coord[a], &cb = L.coord[b];
+          return std::make_tuple(ca[2], ca[1], ca[0]) < std::make_tuple(cb[2], cb[1], cb[0]);
+        });
+        d.n_real = int32_t(ord.size());
+        d.order.upload(ord);
+      }
       LevelView<T>& v = views_[l];
       v.n = L.n_padded;
       v.A = {d.A.data(), 1, int64_t(n)};
@@ -699,6 +759,9 @@ class HexmgCuda final : public HexmgSimulation {
     j["gauss_seidel_design"] = m_.solver.gs_thread_per_vertex
                                    ? "one thread per vertex (27 blocks unrolled)"
                                    : "13 warps per 32 vertices, 2 stencil blocks per thread, shared-memory reduction";
+    j["programmatic_dependent_launch"] = pdl_;
+    j["kernels_per_step"] = kernels_per_step();
+    j["gather_kernels_order"] = lattice_order_ ? "lattice" : "colour subsets";
     j["coarse_cg_global_warp_slots"] = cg_smem_ ? cg_global_slots_ : -1;
     j["coarse_cg_threads"] = cg_smem_ ? int(views_.back().n) : cg_threads_;
     j["coarse_cg_kernel"] = cg_smem_ ? "one block, one vertex per thread, blocks in shared memory (" +
@@ -713,8 +776,47 @@ class HexmgCuda final : public HexmgSimulation {
   struct LevelDev {
     DeviceBuffer<T> A, b, u, r;
     DeviceBuffer<int32_t> nbr, child, parent;
+    DeviceBuffer<int32_t> order;  // real vertices in lattice order (z, y, x fastest)
     DeviceBuffer<uint8_t> dead;
+    int32_t n_real = 0;
   };
+
+  // Lattice-order launch of the kernels that gather from the children on the finer level
+  // (coarse-grid assembly, restriction): the children of consecutive coarse vertices are then
+  // consecutive in the fine level's colour subsets (full sectors) and neighbouring warps share
+  // them in L1/L2, where in colour order a fine vertex is read by up to 8 coarse vertices of 8
+  // different colours, far apart in the launch (H100, ncu: level-1 coarse assembly 830 -> 319 us,
+  // DRAM 2.18 -> 0.62 GB; PERF_NOTES.md change 4). EB_HEXMG_ORDER=colour: the paper's order.
+  // Kernel launches of one fixed-cycle step (the graph's nodes), for profilers' launch counts.
+  int kernels_per_step() const {
+    const int nl = m_.n_levels();
+    int per_cycle = 1;  // coarsest CG
+    for (int l = 0; l + 1 < nl; ++l) {
+      int colours = 0;
+      for (int c = 0; c < 8; ++c) colours += m_.levels[l].colour_begin[c + 1] > m_.levels[l].colour_begin[c];
+      per_cycle += colours * (m_.solver.pre_smooth + m_.solver.post_smooth) + 3;
+    }
+    return (m_.solver.linear ? 0 : 1) + 1 + (nl - 1) + m_.solver.cycles * per_cycle + 1;
+  }
+  const int32_t* order_of(int l) const { return lattice_order_ ? dev_[l].order.data() : nullptr; }
+  int32_t count_of(int l) const { return lattice_order_ ? dev_[l].n_real : views_[l].n; }
+
+  // Every kernel of a step goes through here: with PDL the launch carries the programmatic
+  // stream serialization attribute (see pdl_wait in the kernels).
+  template <class... KArgs, class... Args>
+  void launch(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t smem, Args&&... args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream_;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl_ ? 1 : 0;
+    EB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+  }
 
   template <class U>
   static std::vector<double> aos_of(const DeviceBuffer<U>& buf, size_t comps, size_t n) {
@@ -778,25 +880,25 @@ class HexmgCuda final : public HexmgSimulation {
     const int64_t n0 = views_[0].n;
     if (!m_.solver.linear) {
       phase_begin(timed, "rotations");
-      k_rotations<T><<<blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, stream_>>>(fv_, dstep_.data(), flags_.data());
-      EB_CUDA_CHECK_LAUNCH();
+      launch(k_rotations<T>, blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, fv_, dstep_.data(), flags_.data());
       phase_end(timed);
     }
     phase_begin(timed, "assembly");
-    k_assembly<T><<<blocks_for(n0, kBlock1), kBlock1, 0, stream_>>>(fv_, views_[0], factors_.data(), dstep_.data());
-    EB_CUDA_CHECK_LAUNCH();
+    // Colour order here: in lattice order each warp's stores of A split into two half-warp runs
+    // that straddle sectors, and the partly written sectors cost DRAM traffic (H100, ncu:
+    // 436 -> 624 us, 435 -> 629 MB per step; PERF_NOTES.md change 4).
+    launch(k_assembly<T>, blocks_for(n0, kBlock1), kBlock1, 0, fv_, views_[0], factors_.data(), dstep_.data(),
+           static_cast<const int32_t*>(nullptr), int32_t(n0));
     phase_end(timed);
     phase_begin(timed, "coarse_assembly");
     for (int l = 1; l < m_.n_levels(); ++l) {
-      k_galerkin<T><<<blocks_for(views_[l].n, 32), 288, 0, stream_>>>(views_[l - 1], views_[l]);
-      EB_CUDA_CHECK_LAUNCH();
+      launch(k_galerkin<T>, blocks_for(count_of(l), 32), 288, 0, views_[l - 1], views_[l], order_of(l), count_of(l));
     }
     phase_end(timed);
   }
 
   void launch_update() {
-    k_update<T><<<blocks_for(views_[0].n, kBlock1), kBlock1, 0, stream_>>>(fv_, views_[0], dstep_.data());
-    EB_CUDA_CHECK_LAUNCH();
+    launch(k_update<T>, blocks_for(views_[0].n, kBlock1), kBlock1, 0, fv_, views_[0], dstep_.data());
   }
 
   void gs_sweep(int l) {
@@ -805,12 +907,11 @@ class HexmgCuda final : public HexmgSimulation {
       const int count = cb[c + 1] - cb[c];
       if (count == 0) continue;
       if (m_.solver.gs_thread_per_vertex)
-        k_gauss_seidel_1t<T><<<blocks_for(count, kBlock1), kBlock1, 0, stream_>>>(views_[l], cb[c], count);
+        launch(k_gauss_seidel_1t<T>, blocks_for(count, kBlock1), kBlock1, 0, views_[l], cb[c], count);
       else if (gs_dependent_loads_)
-        k_gauss_seidel_dep<T><<<unsigned(count / 32), kGsWarps * 32, 0, stream_>>>(views_[l], cb[c]);
+        launch(k_gauss_seidel_dep<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c]);
       else
-        k_gauss_seidel<T><<<unsigned(count / 32), kGsWarps * 32, 0, stream_>>>(views_[l], cb[c]);
-      EB_CUDA_CHECK_LAUNCH();
+        launch(k_gauss_seidel<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c]);
     }
   }
 
@@ -889,12 +990,11 @@ class HexmgCuda final : public HexmgSimulation {
       const int64_t n = views_[l].n;
       Strided<T> r{cg_r_.data(), 1, n}, p{cg_p_.data(), 1, n}, q{cg_q_.data(), 1, n};
       if (cg_smem_)
-        k_coarse_cg_smem<T><<<1, unsigned(n), cg_smem_bytes_, stream_>>>(views_[l], ell_, T(m_.solver.coarse_tolerance),
-                                                                        m_.solver.coarse_max_iterations, flags_.data());
+        launch(k_coarse_cg_smem<T>, 1, unsigned(n), cg_smem_bytes_, views_[l], ell_, T(m_.solver.coarse_tolerance),
+               m_.solver.coarse_max_iterations, flags_.data());
       else
-        k_coarse_cg<T><<<1, cg_threads_, 0, stream_>>>(views_[l], r, p, q, T(m_.solver.coarse_tolerance),
-                                                      m_.solver.coarse_max_iterations, flags_.data());
-      EB_CUDA_CHECK_LAUNCH();
+        launch(k_coarse_cg<T>, 1, unsigned(cg_threads_), 0, views_[l], r, p, q, T(m_.solver.coarse_tolerance),
+               m_.solver.coarse_max_iterations, flags_.data());
       phase_end(timed);
       return;
     }
@@ -902,17 +1002,15 @@ class HexmgCuda final : public HexmgSimulation {
     for (int i = 0; i < m_.solver.pre_smooth; ++i) gs_sweep(l);
     phase_end(timed);
     phase_begin(timed, "residual");
-    k_residual<T><<<blocks_for(views_[l].n, kBlock1), kBlock1, 0, stream_>>>(views_[l], nullptr);
-    EB_CUDA_CHECK_LAUNCH();
+    launch(k_residual<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], static_cast<double*>(nullptr));
     phase_end(timed);
     phase_begin(timed, "restriction");
-    k_restrict<T><<<blocks_for(views_[l + 1].n, kBlock1), kBlock1, 0, stream_>>>(views_[l], views_[l + 1]);
-    EB_CUDA_CHECK_LAUNCH();
+    launch(k_restrict<T>, blocks_for(count_of(l + 1), kBlock1), kBlock1, 0, views_[l], views_[l + 1], order_of(l + 1),
+           count_of(l + 1));
     phase_end(timed);
     vcycle_level(l + 1, timed);
     phase_begin(timed, "interpolation");
-    k_interpolate<T><<<blocks_for(views_[l].n, kBlock1), kBlock1, 0, stream_>>>(views_[l], views_[l + 1]);
-    EB_CUDA_CHECK_LAUNCH();
+    launch(k_interpolate<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], views_[l + 1]);
     phase_end(timed);
     phase_begin(timed, "gauss_seidel");
     for (int i = 0; i < m_.solver.post_smooth; ++i) gs_sweep(l);
@@ -922,8 +1020,7 @@ class HexmgCuda final : public HexmgSimulation {
   double residual_norm2(int l) {
     Flags* f = flags_.data();
     EB_CUDA_CHECK(cudaMemsetAsync(&f->norm2, 0, sizeof(double), stream_));
-    k_residual<T><<<blocks_for(views_[l].n, kBlock1), kBlock1, 0, stream_>>>(views_[l], &f->norm2);
-    EB_CUDA_CHECK_LAUNCH();
+    launch(k_residual<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], &f->norm2);
     double n2 = 0;
     EB_CUDA_CHECK(cudaMemcpyAsync(&n2, &f->norm2, sizeof(double), cudaMemcpyDeviceToHost, stream_));
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -992,6 +1089,16 @@ class HexmgCuda final : public HexmgSimulation {
   bool gs_dependent_loads_ = [] {
     const char* e = std::getenv("EB_HEXMG_GS");
     return e && std::string(e) == "dependent-loads";
+  }();
+  // EB_HEXMG_PDL=0: plain stream-ordered launches; EB_HEXMG_ORDER=colour: every kernel in
+  // colour-subset order (both for same-run A/B timing, PERF_NOTES.md change 4).
+  bool pdl_ = [] {
+    const char* e = std::getenv("EB_HEXMG_PDL");
+    return !(e && std::string(e) == "0");
+  }();
+  bool lattice_order_ = [] {
+    const char* e = std::getenv("EB_HEXMG_ORDER");
+    return !(e && std::string(e) == "colour");
   }();
   FineView<T> fv_;
   int cg_threads_ = 32;

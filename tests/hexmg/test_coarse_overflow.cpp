@@ -7,35 +7,12 @@
 // memory, at the test's 11.9K bunny size and in both precisions. The CPU instance runs the same
 // comparison (the knob does not apply there) as a check of the oracle itself.
 #include <cstdio>
-#include <cstdlib>
-#include <optional>
 
 #include "experiments/dick2011/bunny_scenario.h"
 #include "tests/hexmg/hexmg_test_util.h"
 
 namespace eb::hexmg::test {
 namespace {
-
-// Sets an environment variable for the lifetime of the guard and restores the previous value.
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = std::string(old);
-    setenv(name, value, 1);
-  }
-  ~EnvGuard() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 class CoarseOverflow : public ::testing::TestWithParam<Regime> {};
 
