@@ -10,6 +10,7 @@ figures into OUT_DIR/figures/ and returns its section; the sections are assemble
 OUT_DIR/report.md. Only result files are read: nothing here runs a simulation.
 Exit status: 0 on success, 2 when RESULTS_DIR is not a results directory, 1 when a module fails.
 """
+import glob
 import importlib.util
 import json
 import os
@@ -49,21 +50,62 @@ def write_atomic(path, text):
         raise
 
 
-def provenance(manifest):
-    if not manifest:
-        return "_No manifest.json: provenance unknown._\n"
+def provenance_rows(manifest):
     m, b = manifest.get("machine", {}), manifest.get("build", {})
     gpu = m.get("gpu") or {}
-    lines = [
-        "| | |",
-        "|---|---|",
-        f"| CPU | {m.get('cpu_model', '?')} ({m.get('cpu_threads', '?')} threads) |",
-        f"| GPU | {gpu.get('name', 'none: ' + str(m.get('gpu_unavailable_reason', '')))} |",
-        f"| git commit | `{b.get('git_commit', '?')}` |",
-        f"| build | {b.get('build_type', '?')}, {b.get('cxx_compiler', '?')}, CUDA {b.get('cuda_compiler') or 'off'} |",
-        f"| date | {m.get('date', '?')} |",
-        f"| quick mode | {manifest.get('quick', '?')} |",
+    return [
+        ("CPU", f"{m.get('cpu_model', '?')} ({m.get('cpu_threads', '?')} threads)"),
+        ("GPU", gpu.get("name", "none: " + str(m.get("gpu_unavailable_reason", "")))),
+        ("git commit", f"`{b['git_commit']}`" if b.get("git_commit", "not recorded") != "not recorded" else "not recorded"),
+        ("build", f"{b.get('build_type', '?')}, {b.get('cxx_compiler', '?')}, CUDA {b.get('cuda_compiler') or 'off'}"
+                  if "build_type" in b else "not recorded"),
+        ("date", str(m.get("date", "?"))),
+        ("quick mode", str(manifest.get("quick", "?"))),
     ]
+
+
+def provenance_from_runs(folder):
+    """Results filed before the per-experiment manifests: the machine and build that every run's
+    summary.json records (the first run's, when they all agree), else the machine of meta.json."""
+    meta = {}
+    if os.path.exists(os.path.join(folder, "meta.json")):
+        with open(os.path.join(folder, "meta.json")) as f:
+            meta = json.load(f)
+    builds, machine = set(), None
+    for path in sorted(glob.glob(os.path.join(folder, "runs", "*", "summary.json"))):
+        with open(path) as f:
+            run = json.load(f)
+        if "build" in run:
+            builds.add(json.dumps(run["build"], sort_keys=True))
+            machine = machine or run.get("machine")
+    if len(builds) == 1:
+        return {"machine": meta.get("machine") or machine, "build": json.loads(builds.pop()),
+                "quick": meta.get("quick", "?")}
+    if "machine" in meta:
+        return {"machine": meta["machine"], "build": {"git_commit": "not recorded"}, "quick": meta.get("quick", "?")}
+    return None
+
+
+def provenance(manifest, per_experiment):
+    """One column per experiment: experiments of one results folder may come from different runs
+    (each GPU session refreshes some of them), so each carries the manifest of the run that made
+    it (NAME/manifest.json, filed by scripts/import_device_results.sh); the folder's manifest.json
+    covers the experiments it lists."""
+    names = sorted(per_experiment)
+    if not names:
+        if not manifest:
+            return "_No manifest.json: provenance unknown._\n"
+        return "| | |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in provenance_rows(manifest)) + "\n"
+    columns = []
+    for name in names:
+        own = per_experiment[name]
+        listed = manifest and name in [e.get("name") for e in manifest.get("experiments", [])]
+        src = own or (manifest if listed else None)
+        columns.append(dict(provenance_rows(src)) if src else None)
+    keys = [k for k, _ in provenance_rows({})]
+    lines = ["| | " + " | ".join(f"`{n}`" for n in names) + " |", "|---|" + "---|" * len(names)]
+    for k in keys:
+        lines.append(f"| {k} | " + " | ".join(c[k] if c else "not recorded" for c in columns) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -97,13 +139,19 @@ def main(argv):
 
     experiments = sorted(d for d in os.listdir(results_dir)
                          if os.path.isdir(os.path.join(results_dir, d)) and d not in ("report",))
-    sections, failures = [], []
+    sections, failures, per_experiment = [], [], {}
     for name in experiments:
         module = load_module(name)
         if module is None:
             if not quiet:
                 print(f"make_report: no analysis module for '{name}', skipped", file=sys.stderr)
             continue
+        own = os.path.join(results_dir, name, "manifest.json")
+        if os.path.exists(own):
+            with open(own) as f:
+                per_experiment[name] = json.load(f)
+        else:
+            per_experiment[name] = provenance_from_runs(os.path.join(results_dir, name))
         try:
             sections.append(module.build(os.path.join(results_dir, name), figures_dir))
             if not quiet:
@@ -118,7 +166,7 @@ def main(argv):
     report = ["# ElastoBench report", "",
               "Generated by `elastobench report` from result files; published values are in "
               "analysis/published/ with their table/figure and page.", "",
-              "## Provenance", "", provenance(manifest)]
+              "## Provenance", "", provenance(manifest, per_experiment)]
     for s in sections:
         report += [link_figures(s.rstrip(), figures_dir), ""]
     # Figures are referenced relative to report.md.

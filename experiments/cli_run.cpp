@@ -181,7 +181,13 @@ void add_reproduce_command(CLI::App& app) {
       if (!*quiet) std::cerr << "== reproduce " << e->name << " (" << e->title << ")" << (*quick ? " [quick]" : "") << "\n";
       Stopwatch clock;
       e->run(ctx);
-      manifest["experiments"].push_back({{"name", e->name}, {"title", e->title}, {"seconds", clock.elapsed_ms() / 1000.0}});
+      const nlohmann::json entry = {{"name", e->name}, {"title", e->title}, {"seconds", clock.elapsed_ms() / 1000.0}};
+      manifest["experiments"].push_back(entry);
+      // The experiment's own provenance travels with its folder: a results directory may later
+      // combine experiments from different runs (the report shows each one's).
+      nlohmann::json own = manifest;
+      own["experiments"] = nlohmann::json::array({entry});
+      write_json_atomic(ctx.out_dir / "manifest.json", own);
     }
     write_json_atomic(out_dir / "manifest.json", manifest);
     if (!*no_report) build_report(out_dir, out_dir / "report", *quiet);

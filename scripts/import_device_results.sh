@@ -18,9 +18,17 @@ for f in "$@"; do
       find "$tmp" \( -name vtk -o -name vtk_run \) -type d -prune -exec rm -rf {} +
       find "$tmp" -path '*calculix*' -size +300k -delete  # large decks/results: the experiment regenerates them
       find "$tmp" \( -name '*.frd' -o -name '*.12d' -o -name '*.sta' -o -name '*.cvg' -o -name 'spooles.out' \) -delete
+      # The run's manifest (machine, build, git commit) goes into each experiment folder it lists
+      # that lacks one (runs before the per-experiment manifests), so that provenance stays with
+      # the data when later runs refresh other experiments of the same device.
+      run_manifest=$(find "$tmp" -maxdepth 2 -name manifest.json | head -1)
       for d in "$tmp"/* "$tmp"/*/*; do
         [ -d "$d" ] || continue
         name=$(basename "$d")
+        if [ -n "$run_manifest" ] && [ ! -f "$d/manifest.json" ] &&
+           /usr/bin/python3 -c "import json,sys; sys.exit(0 if sys.argv[2] in [e['name'] for e in json.load(open(sys.argv[1])).get('experiments', [])] else 1)" "$run_manifest" "$name" 2>/dev/null; then
+          cp "$run_manifest" "$d/manifest.json"
+        fi
         if [ -f "$d/meta.json" ] || ls "$d"/*.csv >/dev/null 2>&1; then
           rm -rf "${dest:?}/$name"
           cp -r "$d" "$dest/$name"
