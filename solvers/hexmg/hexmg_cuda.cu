@@ -95,11 +95,10 @@ __global__ void k_rotations(FineView<T> f, const int* step, Flags* flags) {
 }
 
 template <class T>
-__global__ void k_assembly(FineView<T> f, LevelView<T> L0, const T* factors, const int* step, const int32_t* order,
-                           int32_t count) {
+__global__ void k_assembly(FineView<T> f, LevelView<T> L0, const T* factors, const int* step) {
   pdl_enter();
-  const int64_t x = vertex_of(int64_t(blockIdx.x) * blockDim.x + threadIdx.x, order, count);
-  if (x < 0) return;
+  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= L0.n) return;
   f.factor = factors + int64_t(*step) * (f.ncurves > 0 ? f.ncurves : 1);
   assemble_vertex(x, f, L0, ConstK<T>());
 }
@@ -887,8 +886,7 @@ class HexmgCuda final : public HexmgSimulation {
     // Colour order here: in lattice order each warp's stores of A split into two half-warp runs
     // that straddle sectors, and the partly written sectors cost DRAM traffic (H100, ncu:
     // 436 -> 624 us, 435 -> 629 MB per step; PERF_NOTES.md change 4).
-    launch(k_assembly<T>, blocks_for(n0, kBlock1), kBlock1, 0, fv_, views_[0], factors_.data(), dstep_.data(),
-           static_cast<const int32_t*>(nullptr), int32_t(n0));
+    launch(k_assembly<T>, blocks_for(n0, kBlock1), kBlock1, 0, fv_, views_[0], factors_.data(), dstep_.data());
     phase_end(timed);
     phase_begin(timed, "coarse_assembly");
     for (int l = 1; l < m_.n_levels(); ++l) {
