@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
+#include <stdexcept>
 
 #include "assembly/hexmg/hex_element.h"
 #include "assembly/hexmg/hexmg_kernels.h"
-#include "meshes/errors.h"
 #include "solvers/common/timers.h"
 #include "solvers/hexmg/hexmg_simulation.h"
 
@@ -98,31 +97,18 @@ class HexmgCpu final : public HexmgSimulation {
 
   void begin_step() override {
     omp_set_num_threads(threads_);
-    const auto f = m_.factors((step_ + 1) * m_.dt);
-    for (int c = 0; c < m_.ncurves; ++c) factor_[c] = T(f[c]);
+    set_factors();
     {
       CpuPhase t(timings_, "rotations");
       compute_rotations();
     }
     {
       CpuPhase t(timings_, "assembly");
-      const LevelView<T>& L0 = views_[0];
-      const HostStiffness<T> K{K_.data()};
-      const int64_t n = L0.n;
-#pragma omp parallel for schedule(static)
-      for (int64_t x = 0; x < n; ++x) assemble_vertex(x, fv_, L0, K);
+      assemble_fine();
     }
     {
       CpuPhase t(timings_, "coarse_assembly");
-      for (int l = 1; l < m_.n_levels(); ++l) {
-        const LevelView<T>&F = views_[l - 1], &C = views_[l];
-        const int64_t n = C.n;
-#pragma omp parallel for schedule(static)
-        for (int64_t x = 0; x < n; ++x) {
-          if (C.nbr(x, kCentre) < 0) continue;
-          galerkin_components<kBlock>(x, 0, F, C);
-        }
-      }
+      for (int l = 1; l < m_.n_levels(); ++l) galerkin(l);
     }
     have_trace_residuals_ = false;
     step_open_ = true;
@@ -134,11 +120,10 @@ class HexmgCpu final : public HexmgSimulation {
   double system_residual() override { return std::sqrt(residual(0)); }
 
   void end_step() override {
-    CpuPhase t(timings_, "update");
-    const LevelView<T>& L0 = views_[0];
-    const int64_t n = L0.n;
-#pragma omp parallel for schedule(static)
-    for (int64_t x = 0; x < n; ++x) newmark_update_vertex(x, fv_, L0);
+    {
+      CpuPhase t(timings_, "update");
+      update();
+    }
     ++step_;
     step_open_ = false;
   }
@@ -195,18 +180,71 @@ class HexmgCpu final : public HexmgSimulation {
     j["layout"] = "array of structures (243 contiguous coefficients per vertex)";
   }
 
+  // The neutral layout of get_array/set_array is this backend's own (array of structures).
+  std::vector<double> read_array(PhaseArray a, int level) override {
+    const std::vector<T>& v = array_of(a, level);
+    return std::vector<double>(v.begin(), v.end());
+  }
+  void write_array(PhaseArray a, int level, const std::vector<double>& values) override {
+    std::vector<T>& v = array_of(a, level);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = T(values[i]);
+  }
+
+  void run_phase_impl(const Phase& p) override {
+    omp_set_num_threads(threads_);
+    set_factors();
+    switch (p.kind) {
+      case PhaseKind::Rotations: compute_rotations(); break;
+      case PhaseKind::FineAssembly: assemble_fine(); break;
+      case PhaseKind::Galerkin: galerkin(p.level); break;
+      case PhaseKind::SmoothColour: gs_colour(p.level, p.colour); break;
+      case PhaseKind::SmoothSweep: gs_sweep(p.level); break;
+      case PhaseKind::Residual: residual(p.level); break;
+      case PhaseKind::Restrict: restrict_to(p.level + 1); break;
+      case PhaseKind::Interpolate: interpolate_from(p.level + 1); break;
+      case PhaseKind::CoarseSolve: coarse_cg(m_.n_levels() - 1); break;
+      case PhaseKind::Update: update(); break;
+    }
+  }
+
+  VolumeCheck check_volumes() override { return element_pass(false); }
+
  private:
   struct Store {
     std::vector<T> A, b, u, r;
   };
 
-  void compute_rotations() {
+  std::vector<T>& array_of(PhaseArray a, int level) {
+    switch (a) {
+      case PhaseArray::A: return store_[level].A;
+      case PhaseArray::b: return store_[level].b;
+      case PhaseArray::u: return store_[level].u;
+      case PhaseArray::r: return store_[level].r;
+      case PhaseArray::u0: return u0_;
+      case PhaseArray::v0: return v0_;
+      case PhaseArray::a0: return a0_;
+      case PhaseArray::R: return R_;
+    }
+    throw std::logic_error("hexmg cpu: unknown array");
+  }
+
+  // Load factors of the next step (at its end time).
+  void set_factors() {
+    const auto f = m_.factors((step_ + 1) * m_.dt);
+    for (int c = 0; c < m_.ncurves; ++c) factor_[c] = T(f[c]);
+  }
+
+  // det F of every element of the state u0, and with `rotate` each element's rotation from it.
+  VolumeCheck element_pass(bool rotate) {
     const int64_t ne = m_.n_elems();
-    if (m_.solver.linear) return;  // R stays identity
-    int64_t kept = 0, first_kept = std::numeric_limits<int64_t>::max(), bad = std::numeric_limits<int64_t>::max();
-#pragma omp parallel for schedule(static) reduction(+ : kept) reduction(min : first_kept, bad)
+    constexpr int64_t none = std::numeric_limits<int64_t>::max();
+    int64_t kept = 0, first_kept = none, bad = none;
+    double min_det = std::numeric_limits<double>::infinity();
+#pragma omp parallel for schedule(static) reduction(+ : kept) reduction(min : first_kept, bad, min_det)
     for (int64_t e = 0; e < ne; ++e) {
-      const int st = element_rotation(e, fv_);
+      const T det = element_volume_ratio(e, fv_);
+      const int st = rotate ? element_rotation(e, fv_) : volume_status(det);
+      if (std::isfinite(double(det))) min_det = std::min(min_det, double(det));
       if (st == kRotationKeptPrevious) {
         ++kept;
         first_kept = std::min(first_kept, e);
@@ -214,19 +252,42 @@ class HexmgCpu final : public HexmgSimulation {
         bad = std::min(bad, e);
       }
     }
-    if (bad != std::numeric_limits<int64_t>::max()) {
-      std::ostringstream msg;
-      msg << "hexmg cpu: element " << bad << " has a non-finite deformation gradient at step " << step_ + 1
-          << " (the solution diverged; try a smaller time.dt or more solver.cycles)";
-      throw RuntimeFailure(msg.str());
+    VolumeCheck c;
+    c.inverted = kept;
+    c.first_inverted = kept ? first_kept : -1;
+    c.first_nonfinite = bad != none ? bad : -1;
+    c.min_det = std::isfinite(min_det) ? min_det : 1.0;
+    return c;
+  }
+
+  void compute_rotations() {
+    if (m_.solver.linear) return;  // R stays identity
+    record_volumes(element_pass(true), step_);
+  }
+
+  void assemble_fine() {
+    const LevelView<T>& L0 = views_[0];
+    const HostStiffness<T> K{K_.data()};
+    const int64_t n = L0.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < n; ++x) assemble_vertex(x, fv_, L0, K);
+  }
+
+  void galerkin(int l) {
+    const LevelView<T>&F = views_[l - 1], &C = views_[l];
+    const int64_t n = C.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < n; ++x) {
+      if (C.nbr(x, kCentre) < 0) continue;
+      galerkin_components<kBlock>(x, 0, F, C);
     }
-    if (kept) {
-      kept_rotation_count_ += kept;
-      if (first_inverted_element_ < 0) {
-        first_inverted_element_ = first_kept;
-        first_inverted_step_ = step_ + 1;
-      }
-    }
+  }
+
+  void update() {
+    const LevelView<T>& L0 = views_[0];
+    const int64_t n = L0.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < n; ++x) newmark_update_vertex(x, fv_, L0);
   }
 
   void solve() {
@@ -255,7 +316,7 @@ class HexmgCpu final : public HexmgSimulation {
     cycles_sum_ += s.cycles;
     ++solves_;
     last_iterations_ = s.cycles;
-    last_converged_ = true;
+    last_converged_ = true;  // no tolerance to miss (solver_stats() reports the reduction)
   }
 
   void record_trace(const ConvergenceTrace& tr, int iterations) {
@@ -265,17 +326,19 @@ class HexmgCpu final : public HexmgSimulation {
     have_trace_residuals_ = true;
     trace_initial_ = tr.residual.front();
     trace_final_ = tr.residual.back();
-    last_converged_ = std::isfinite(trace_final_) && trace_final_ <= m_.solver.tolerance * trace_initial_;
+    record_solve(std::isfinite(trace_final_) && trace_final_ <= m_.solver.tolerance * trace_initial_);
+  }
+
+  void gs_colour(int l, int c) {
+    const LevelView<T>& L = views_[l];
+    const auto& cb = m_.levels[l].colour_begin;
+    const int64_t b = cb[c], e = cb[c + 1];
+#pragma omp parallel for schedule(static)
+    for (int64_t x = b; x < e; ++x) gauss_seidel_vertex(x, L);
   }
 
   void gs_sweep(int l) {
-    const LevelView<T>& L = views_[l];
-    const auto& cb = m_.levels[l].colour_begin;
-    for (int c = 0; c < 8; ++c) {
-      const int64_t b = cb[c], e = cb[c + 1];
-#pragma omp parallel for schedule(static)
-      for (int64_t x = b; x < e; ++x) gauss_seidel_vertex(x, L);
-    }
+    for (int c = 0; c < 8; ++c) gs_colour(l, c);
   }
 
   double residual(int l) {
@@ -295,19 +358,26 @@ class HexmgCpu final : public HexmgSimulation {
     }
     for (int i = 0; i < m_.solver.pre_smooth; ++i) gs_sweep(l);
     residual(l);
-    const LevelView<T>&F = views_[l], &C = views_[l + 1];
-    {
-      const int64_t n = C.n;
-#pragma omp parallel for schedule(static)
-      for (int64_t x = 0; x < n; ++x) restrict_vertex(x, F, C);
-    }
+    restrict_to(l + 1);
     vcycle_level(l + 1);
-    {
-      const int64_t n = F.n;
-#pragma omp parallel for schedule(static)
-      for (int64_t x = 0; x < n; ++x) interpolate_correct_vertex(x, F, C);
-    }
+    interpolate_from(l + 1);
     for (int i = 0; i < m_.solver.post_smooth; ++i) gs_sweep(l);
+  }
+
+  // b and u (= 0) of coarse level lc from the residual of level lc - 1.
+  void restrict_to(int lc) {
+    const LevelView<T>&F = views_[lc - 1], &C = views_[lc];
+    const int64_t n = C.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < n; ++x) restrict_vertex(x, F, C);
+  }
+
+  // u of level lc - 1 += the interpolated u of level lc.
+  void interpolate_from(int lc) {
+    const LevelView<T>&F = views_[lc - 1], &C = views_[lc];
+    const int64_t n = F.n;
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < n; ++x) interpolate_correct_vertex(x, F, C);
   }
 
   // Conjugate gradients on the coarsest level (Sec. 4.2.7), serial: it has < 512 vertices. With a

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
-#include <sstream>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -47,13 +47,24 @@ constexpr int kGsWarps = 13;   // Gauss-Seidel: 13 warps x 32 lanes per 32 verti
 
 // Programmatic dependent launch (sm_90; PERF_NOTES.md, change 4). Launched with the
 // programmatic-serialization attribute, a kernel's blocks may be scheduled while its predecessor
-// in the stream still runs, once every block of the predecessor has called pdl_launch_dependents.
-// Every kernel here calls pdl_wait (which returns when the predecessor has completed and its
-// writes are visible) before it reads anything that kernel may have written and before it writes
-// anything, and only then pdl_launch_dependents. So when a kernel starts, every kernel before its
-// predecessor has completed, and the part before pdl_wait may read data that the immediate
-// predecessor does not write (the Gauss-Seidel kernels load their matrix blocks there, the
-// coarsest CG copies its matrix to shared memory). Without the attribute both are no-ops.
+// in the stream still runs, once every block of the predecessor has called pdl_launch_dependents
+// (or exited). pdl_wait returns when the predecessor has completed and its writes are visible.
+//
+// The rule every kernel here keeps:
+//  1. pdl_wait comes before pdl_launch_dependents (pdl_enter), and no block returns before it.
+//     So a kernel is scheduled only after its predecessor has passed its own wait: when a kernel
+//     starts, every kernel before its immediate predecessor has completed.
+//  2. Before pdl_wait, a kernel reads only data that its immediate predecessor does not write,
+//     and writes no global memory that the predecessor reads or writes. Which kernel that is
+//     depends on the launch sequence (one level: assembly -> coarsest CG -> coarsest CG ->
+//     update; several: Galerkin -> Gauss-Seidel, restriction -> coarsest CG; tolerance mode and
+//     run_phase put other kernels or copies in between), so the host decides per launch
+//     (HexmgCuda::may_preload, from what the kernel launched last writes) and passes `preload`;
+//     a kernel without it does nothing before pdl_enter.
+// The Gauss-Seidel kernels load their neighbour indices and matrix blocks before the wait, the
+// coarsest CG copies its matrix to shared memory and to its global overflow scratch there. The
+// coarsest CG used to do so unconditionally, which raced with the assembly on a one-level
+// hierarchy (issue 9: 8 runs, 8 different results). Without the attribute both are no-ops.
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 __device__ __forceinline__ void pdl_enter() {
@@ -68,30 +79,89 @@ __device__ __forceinline__ int64_t vertex_of(int64_t i, const int32_t* order, in
   return order ? int64_t(order[i]) : i;
 }
 
+// Results of a pass over the elements' det F (the rotations of the steps of a batch, or the
+// check of one state for validity()): element-steps at or below kInvertedVolumeRatio; the first
+// of them and the first non-finite F as (batch step << 32 | element), so that atomicMin keeps the
+// earliest step and within it the smallest element (~0: none); the smallest finite det F as
+// det_key (order-preserving integer image of a double).
+struct ElementFlags {
+  unsigned long long kept;
+  unsigned long long first_kept;
+  unsigned long long first_bad;
+  long long min_det;
+};
+
 // Device-side status of a batch of steps.
 struct Flags {
-  int bad_element;          // first element with a non-finite F (INT_MAX: none)
-  int bad_step;             // its step within the batch
-  int first_kept_element;   // first element that kept its previous rotation (INT_MAX: none)
-  int first_kept_step;
-  unsigned long long kept;  // element-steps that kept their previous rotation
+  ElementFlags elem;
   unsigned long long coarse_iterations;
   unsigned long long coarse_solves;
-  double norm2;             // residual norm accumulator
+  double norm2;  // residual norm accumulator
 };
+
+__host__ __device__ inline long long det_key(double d) {
+#if defined(__CUDA_ARCH__)
+  const long long i = __double_as_longlong(d);
+#else
+  long long i;
+  std::memcpy(&i, &d, sizeof(i));
+#endif
+  // Negative doubles order reversed as integers: flip their magnitude bits (an involution).
+  return i >= 0 ? i : i ^ 0x7fffffffffffffffLL;
+}
+inline double det_of_key(long long k) {
+  const long long i = k >= 0 ? k : k ^ 0x7fffffffffffffffLL;
+  double d;
+  std::memcpy(&d, &i, sizeof(d));
+  return d;
+}
+
+// One element's det F into the flags; every thread of the block calls it (block-wide minimum).
+template <class T>
+__device__ void record_element(ElementFlags* fl, bool valid, int64_t e, int status, T det, unsigned batch_step) {
+  const unsigned long long key = (static_cast<unsigned long long>(batch_step) << 32) | static_cast<unsigned>(e);
+  if (valid && status == kRotationKeptPrevious) {
+    atomicAdd(&fl->kept, 1ull);
+    atomicMin(&fl->first_kept, key);
+  } else if (valid && status == kRotationNonFinite) {
+    atomicMin(&fl->first_bad, key);
+  }
+  __shared__ double warp_min[32];
+  double d = valid && isfinite(double(det)) ? double(det) : INFINITY;
+  for (int o = 16; o > 0; o >>= 1) d = fmin(d, __shfl_xor_sync(0xffffffffu, d, o));
+  if (threadIdx.x % 32 == 0) warp_min[threadIdx.x / 32] = d;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < int(blockDim.x + 31) / 32; ++w) d = fmin(d, warp_min[w]);
+    const long long k = det_key(d);
+    // One address for the whole grid: most blocks find a smaller value there (read from L2,
+    // where the atomics are) and skip the atomic.
+    if (k < __ldcg(&fl->min_det)) atomicMin(&fl->min_det, k);
+  }
+}
 
 template <class T>
 __global__ void k_rotations(FineView<T> f, const int* step, Flags* flags) {
   pdl_enter();
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= f.n_elems) return;
-  const int st = element_rotation(e, f);
-  if (st == kRotationKeptPrevious) {
-    atomicAdd(&flags->kept, 1ull);
-    if (atomicMin(&flags->first_kept_element, int(e)) > int(e)) flags->first_kept_step = *step;
-  } else if (st == kRotationNonFinite) {
-    if (atomicMin(&flags->bad_element, int(e)) > int(e)) flags->bad_step = *step;
+  const bool valid = e < f.n_elems;
+  int st = kRotationOk;
+  T det = T(1);
+  if (valid) {
+    det = element_volume_ratio(e, f);
+    st = element_rotation(e, f);
   }
+  record_element(&flags->elem, valid, e, st, det, unsigned(*step));
+}
+
+// det F of the current state alone (HexmgSimulation::validity(): the latest state).
+template <class T>
+__global__ void k_volumes(FineView<T> f, ElementFlags* out) {
+  pdl_enter();
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool valid = e < f.n_elems;
+  const T det = valid ? element_volume_ratio(e, f) : T(1);
+  record_element(out, valid, e, volume_status(det), det, 0u);
 }
 
 template <class T>
@@ -123,7 +193,8 @@ __global__ void __launch_bounds__(288) k_galerkin(LevelView<T> F, LevelView<T> C
 // launch; the coarse levels' launches are latency bound (PERF_NOTES.md). Same sums in the same
 // order as offdiag_partial / gauss_seidel_finish.
 template <class T>
-__global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, int begin) {
+__global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, int begin, bool preload) {
+  if (!preload) pdl_enter();
   __shared__ T part[kGsWarps][3][32];
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t x = begin + int64_t(blockIdx.x) * 32 + lane;
@@ -143,9 +214,9 @@ __global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, 
 #pragma unroll
     for (int i = 0; i < 9; ++i) D[i] = L.A(x, kCentre * kBlock + i);
   }
-  // Indices and matrix blocks above are never written by the preceding kernel (see pdl_wait);
-  // b (restriction) and u (the previous colour) may be.
-  pdl_enter();
+  // With `preload`, the preceding kernel does not write the indices and matrix blocks above (see
+  // pdl_wait); b (restriction) and u (the previous colour) it may write.
+  if (preload) pdl_enter();
   if (w == 0) {
 #pragma unroll
     for (int d = 0; d < 3; ++d) bx[d] = L.b(x, d);
@@ -375,7 +446,9 @@ __device__ __forceinline__ double2 block_sum2(double a, double b, double2* buf) 
 // CoarseEll (lane-consecutive, so the reads are free of bank conflicts); two fused (double2)
 // reductions and three barriers per iteration instead of six reductions.
 template <class T>
-__global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelView<T> L, CoarseEll E, T rel_tol, int max_it, Flags* flags) {
+__global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelView<T> L, CoarseEll E, T rel_tol, int max_it, Flags* flags,
+                                                                    bool preload) {
+  if (!preload) pdl_enter();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ double2 red[2][32];
   const int n = L.n;
@@ -411,8 +484,10 @@ __global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelV
   T D[9], dinv[3], u[3], r[3], b[3];
 #pragma unroll
   for (int i = 0; i < 9; ++i) D[i] = pad ? T(0) : L.A(x, kCentre * kBlock + i);
-  // The matrix (copied above) is not written by the preceding kernel (restriction); b and u are.
-  pdl_enter();
+  // With `preload`, the preceding kernel (the restriction on a hierarchy of several levels) does
+  // not write the matrix copied above, nor touch the overflow scratch; b and u it writes. On one
+  // level the predecessor is the assembly or the previous coarsest CG: no preload then.
+  if (preload) pdl_enter();
 #pragma unroll
   for (int d = 0; d < 3; ++d) {
     dinv[d] = pad ? T(0) : T(1) / D[4 * d];  // jacobi_inverse
@@ -608,6 +683,7 @@ class HexmgCuda final : public HexmgSimulation {
     dstep_.fill_zero();
     flags_.resize(1, "hexmg flags");
     reset_flags();
+    volume_flags_.resize(1, "hexmg volume check");
     const size_t nc = 3 * size_t(m_.levels.back().n_padded);
     cg_r_.resize(nc, "hexmg coarse r");
     cg_p_.resize(nc, "hexmg coarse p");
@@ -731,7 +807,17 @@ class HexmgCuda final : public HexmgSimulation {
     const double its = double(f.coarse_iterations + coarse_iter_done_), solves = double(f.coarse_solves + coarse_solves_done_);
     return solves > 0 ? its / solves : m_.solver.coarse_max_iterations / 4.0;
   }
-  std::size_t device_bytes() const override { return cuda_tracked_bytes(); }
+  // This simulation's own buffers (cuda_tracked_bytes() counts every simulation of the process).
+  std::size_t device_bytes() const override {
+    size_t b = ev_.bytes() + ve_.bytes() + youngs_.bytes() + R_.bytes() + mass_.bytes() + u0_.bytes() + v0_.bytes() +
+               a0_.bytes() + force_.bytes() + presc_.bytes() + factors_.bytes() + cmask_.bytes() + dstep_.bytes() +
+               flags_.bytes() + volume_flags_.bytes() + cg_r_.bytes() + cg_p_.bytes() + cg_q_.bytes() + ell_perm_.bytes() +
+               ell_base_.bytes() + ell_src_.bytes() + ell_gA_.bytes() + ell_gy_.bytes();
+    for (const LevelDev& d : dev_)
+      b += d.A.bytes() + d.b.bytes() + d.u.bytes() + d.r.bytes() + d.nbr.bytes() + d.child.bytes() + d.parent.bytes() +
+           d.order.bytes() + d.dead.bytes();
+    return b;
+  }
 
   void export_system(std::vector<Triplet>& A, std::vector<double>& b, std::vector<double>& u) override {
     const size_t n = size_t(m_.levels[0].n_padded);
@@ -769,6 +855,46 @@ class HexmgCuda final : public HexmgSimulation {
                                      : "one block, blocks read from global memory";
   }
 
+
+  std::vector<double> read_array(PhaseArray a, int level) override {
+    const Layout l = layout_of(a, level);
+    return aos_of(*l.buf, l.comps, l.n);
+  }
+  void write_array(PhaseArray a, int level, const std::vector<double>& values) override {
+    const Layout l = layout_of(a, level);
+    l.buf->upload(soa_flat<T>(values, l.comps, l.n));
+  }
+
+  // Each phase launched as the step launches it (same kernels, same pre-wait rule), after the
+  // next step's load factors; synchronized and its flags accounted as after a step.
+  void run_phase_impl(const Phase& p) override {
+    upload_factors(step_ + 1, 1);
+    switch (p.kind) {
+      case PhaseKind::Rotations:
+        if (!m_.solver.linear) launch_rotations();
+        break;
+      case PhaseKind::FineAssembly: launch_assembly(); break;
+      case PhaseKind::Galerkin: launch_galerkin(p.level); break;
+      case PhaseKind::SmoothColour: launch_gs_colour(p.level, p.colour); break;
+      case PhaseKind::SmoothSweep: gs_sweep(p.level); break;
+      case PhaseKind::Residual: launch_residual(p.level, nullptr); break;
+      case PhaseKind::Restrict: launch_restrict(p.level + 1); break;
+      case PhaseKind::Interpolate: launch_interpolate(p.level + 1); break;
+      case PhaseKind::CoarseSolve: launch_coarse_cg(); break;
+      case PhaseKind::Update: launch_update(); break;
+    }
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    check_flags();
+  }
+
+  VolumeCheck check_volumes() override {
+    upload_element_flags(volume_flags_.data());
+    launch(k_volumes<T>, blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, fv_, volume_flags_.data());
+    ElementFlags f;
+    EB_CUDA_CHECK(cudaMemcpyAsync(&f, volume_flags_.data(), sizeof(f), cudaMemcpyDeviceToHost, stream_));
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return volume_check_of(f);
+  }
  private:
   static constexpr int kBatch = 4096;  // steps per graph-launch batch (load factors uploaded per batch)
 
@@ -779,6 +905,39 @@ class HexmgCuda final : public HexmgSimulation {
     DeviceBuffer<uint8_t> dead;
     int32_t n_real = 0;
   };
+
+  // An array of the phase interface: its buffer, components per item and item stride.
+  struct Layout {
+    DeviceBuffer<T>* buf;
+    size_t comps, n;
+  };
+  Layout layout_of(PhaseArray a, int level) {
+    const size_t n = size_t(m_.levels[level].n_padded), n0 = size_t(m_.levels[0].n_padded);
+    switch (a) {
+      case PhaseArray::A: return {&dev_[level].A, kCoeffs, n};
+      case PhaseArray::b: return {&dev_[level].b, 3, n};
+      case PhaseArray::u: return {&dev_[level].u, 3, n};
+      case PhaseArray::r: return {&dev_[level].r, 3, n};
+      case PhaseArray::u0: return {&u0_, 3, n0};
+      case PhaseArray::v0: return {&v0_, 3, n0};
+      case PhaseArray::a0: return {&a0_, 3, n0};
+      case PhaseArray::R: return {&R_, 9, size_t(m_.n_elems())};
+    }
+    throw std::logic_error("hexmg cuda: unknown array");
+  }
+
+  // What the kernel launched last on stream_ writes, as far as the pre-wait loads of the next
+  // kernel care (rule 2 at pdl_wait): the level whose matrix it writes (-1: none), and whether
+  // it is a coarsest CG (whose overflow scratch the next coarsest CG writes before its wait).
+  // Copies and memsets in between are not counted: that only forbids pre-loads that would be safe.
+  struct LastLaunch {
+    int matrix_level = -1;
+    bool coarse_cg = false;
+  };
+  LastLaunch last_;
+  bool may_preload(int level, bool writes_cg_scratch) const {
+    return last_.matrix_level != level && !(writes_cg_scratch && last_.coarse_cg);
+  }
 
   // Lattice-order launch of the kernels that gather from the children on the finer level
   // (coarse-grid assembly, restriction): the children of consecutive coarse vertices are then
@@ -815,6 +974,7 @@ class HexmgCuda final : public HexmgSimulation {
     cfg.attrs = attr;
     cfg.numAttrs = pdl_ ? 1 : 0;
     EB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+    last_ = LastLaunch{};  // the launchers that write a matrix or run the coarsest CG say so after this
   }
 
   template <class U>
@@ -826,11 +986,29 @@ class HexmgCuda final : public HexmgSimulation {
     return out;
   }
 
+  static ElementFlags empty_element_flags() {
+    ElementFlags e{};
+    e.first_kept = e.first_bad = ~0ull;
+    e.min_det = det_key(INFINITY);
+    return e;
+  }
   void reset_flags() {
     Flags f{};
-    f.bad_element = f.first_kept_element = 0x7fffffff;
-    f.bad_step = f.first_kept_step = -1;
+    f.elem = empty_element_flags();
     EB_CUDA_CHECK(cudaMemcpy(flags_.data(), &f, sizeof(Flags), cudaMemcpyHostToDevice));
+  }
+  void upload_element_flags(ElementFlags* dst) {
+    const ElementFlags e = empty_element_flags();
+    EB_CUDA_CHECK(cudaMemcpyAsync(dst, &e, sizeof(e), cudaMemcpyHostToDevice, stream_));
+  }
+  static VolumeCheck volume_check_of(const ElementFlags& f) {
+    VolumeCheck c;
+    c.inverted = int64_t(f.kept);
+    if (f.first_kept != ~0ull) c.first_inverted = int64_t(f.first_kept & 0xffffffffull);
+    if (f.first_bad != ~0ull) c.first_nonfinite = int64_t(f.first_bad & 0xffffffffull);
+    const double d = det_of_key(f.min_det);
+    c.min_det = std::isfinite(d) ? d : 1.0;
+    return c;
   }
 
   // Load factors of steps first..first+count-1 (at their end times), and the batch's step index 0.
@@ -846,25 +1024,19 @@ class HexmgCuda final : public HexmgSimulation {
     batch_first_step_ = first;
   }
 
+  // Accounts the flags of the steps (or phase) since the last call and resets them. The
+  // rotations of the batch's step i see the state of step batch_first_step_ + i - 1.
   void check_flags() {
     Flags f;
     EB_CUDA_CHECK(cudaMemcpy(&f, flags_.data(), sizeof(Flags), cudaMemcpyDeviceToHost));
-    if (f.bad_element != 0x7fffffff) {
-      std::ostringstream msg;
-      msg << "hexmg cuda: element " << f.bad_element << " has a non-finite deformation gradient at step "
-          << batch_first_step_ + f.bad_step << " (the solution diverged; try a smaller time.dt or more solver.cycles)";
-      throw RuntimeFailure(msg.str());
-    }
-    if (f.kept) {
-      kept_rotation_count_ += int64_t(f.kept);
-      if (first_inverted_element_ < 0) {
-        first_inverted_element_ = f.first_kept_element;
-        first_inverted_step_ = batch_first_step_ + f.first_kept_step;
-      }
-    }
+    reset_flags();
     coarse_iter_done_ += f.coarse_iterations;
     coarse_solves_done_ += f.coarse_solves;
-    reset_flags();
+    VolumeCheck c = volume_check_of(f.elem);
+    c.first_nonfinite = -1;  // thrown below, with its own step
+    record_volumes(c, batch_first_step_ - 1 + int64_t(f.elem.first_kept >> 32));
+    if (f.elem.first_bad != ~0ull)
+      fail_nonfinite(int64_t(f.elem.first_bad & 0xffffffffull), batch_first_step_ - 1 + int64_t(f.elem.first_bad >> 32));
   }
 
   void phase_begin(bool timed, const char* name) {
@@ -876,41 +1048,73 @@ class HexmgCuda final : public HexmgSimulation {
 
   // Rotations, simulation-level assembly and the coarse-grid equations of the next step.
   void prepare(bool timed) {
-    const int64_t n0 = views_[0].n;
     if (!m_.solver.linear) {
       phase_begin(timed, "rotations");
-      launch(k_rotations<T>, blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, fv_, dstep_.data(), flags_.data());
+      launch_rotations();
       phase_end(timed);
     }
     phase_begin(timed, "assembly");
+    launch_assembly();
+    phase_end(timed);
+    phase_begin(timed, "coarse_assembly");
+    for (int l = 1; l < m_.n_levels(); ++l) launch_galerkin(l);
+    phase_end(timed);
+  }
+
+  // One launcher per kernel (the step, the graph and run_phase all go through them).
+  void launch_rotations() {
+    launch(k_rotations<T>, blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, fv_, dstep_.data(), flags_.data());
+  }
+  void launch_assembly() {
     // Colour order here: in lattice order each warp's stores of A split into two half-warp runs
     // that straddle sectors, and the partly written sectors cost DRAM traffic (H100, ncu:
     // 436 -> 624 us, 435 -> 629 MB per step; PERF_NOTES.md change 4).
-    launch(k_assembly<T>, blocks_for(n0, kBlock1), kBlock1, 0, fv_, views_[0], factors_.data(), dstep_.data());
-    phase_end(timed);
-    phase_begin(timed, "coarse_assembly");
-    for (int l = 1; l < m_.n_levels(); ++l) {
-      launch(k_galerkin<T>, blocks_for(count_of(l), 32), 288, 0, views_[l - 1], views_[l], order_of(l), count_of(l));
-    }
-    phase_end(timed);
+    launch(k_assembly<T>, blocks_for(views_[0].n, kBlock1), kBlock1, 0, fv_, views_[0], factors_.data(), dstep_.data());
+    last_.matrix_level = 0;
   }
-
+  void launch_galerkin(int l) {
+    launch(k_galerkin<T>, blocks_for(count_of(l), 32), 288, 0, views_[l - 1], views_[l], order_of(l), count_of(l));
+    last_.matrix_level = l;
+  }
   void launch_update() {
     launch(k_update<T>, blocks_for(views_[0].n, kBlock1), kBlock1, 0, fv_, views_[0], dstep_.data());
   }
-
-  void gs_sweep(int l) {
+  void launch_gs_colour(int l, int c) {
     const auto& cb = m_.levels[l].colour_begin;
-    for (int c = 0; c < 8; ++c) {
-      const int count = cb[c + 1] - cb[c];
-      if (count == 0) continue;
-      if (m_.solver.gs_thread_per_vertex)
-        launch(k_gauss_seidel_1t<T>, blocks_for(count, kBlock1), kBlock1, 0, views_[l], cb[c], count);
-      else if (gs_dependent_loads_)
-        launch(k_gauss_seidel_dep<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c]);
-      else
-        launch(k_gauss_seidel<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c]);
+    const int count = cb[c + 1] - cb[c];
+    if (count == 0) return;
+    if (m_.solver.gs_thread_per_vertex)
+      launch(k_gauss_seidel_1t<T>, blocks_for(count, kBlock1), kBlock1, 0, views_[l], cb[c], count);
+    else if (gs_dependent_loads_)
+      launch(k_gauss_seidel_dep<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c]);
+    else
+      launch(k_gauss_seidel<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c], may_preload(l, false));
+  }
+  void gs_sweep(int l) {
+    for (int c = 0; c < 8; ++c) launch_gs_colour(l, c);
+  }
+  void launch_residual(int l, double* norm2) {
+    launch(k_residual<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], norm2);
+  }
+  // b and u of coarse level lc from the residual of lc - 1; u of lc - 1 corrected from lc.
+  void launch_restrict(int lc) {
+    launch(k_restrict<T>, blocks_for(count_of(lc), kBlock1), kBlock1, 0, views_[lc - 1], views_[lc], order_of(lc), count_of(lc));
+  }
+  void launch_interpolate(int lc) {
+    launch(k_interpolate<T>, blocks_for(views_[lc - 1].n, kBlock1), kBlock1, 0, views_[lc - 1], views_[lc]);
+  }
+  void launch_coarse_cg() {
+    const int l = m_.n_levels() - 1;
+    const int64_t n = views_[l].n;
+    if (cg_smem_) {
+      launch(k_coarse_cg_smem<T>, 1, unsigned(n), cg_smem_bytes_, views_[l], ell_, T(m_.solver.coarse_tolerance),
+             m_.solver.coarse_max_iterations, flags_.data(), may_preload(l, true));
+    } else {
+      Strided<T> r{cg_r_.data(), 1, n}, p{cg_p_.data(), 1, n}, q{cg_q_.data(), 1, n};
+      launch(k_coarse_cg<T>, 1, unsigned(cg_threads_), 0, views_[l], r, p, q, T(m_.solver.coarse_tolerance),
+             m_.solver.coarse_max_iterations, flags_.data());
     }
+    last_.coarse_cg = true;
   }
 
   // Warp-slot layout of the coarsest matrix for k_coarse_cg_smem; the old kernel stays the
@@ -985,14 +1189,7 @@ class HexmgCuda final : public HexmgSimulation {
     const int last = m_.n_levels() - 1;
     if (l == last) {
       phase_begin(timed, "coarse_cg");
-      const int64_t n = views_[l].n;
-      Strided<T> r{cg_r_.data(), 1, n}, p{cg_p_.data(), 1, n}, q{cg_q_.data(), 1, n};
-      if (cg_smem_)
-        launch(k_coarse_cg_smem<T>, 1, unsigned(n), cg_smem_bytes_, views_[l], ell_, T(m_.solver.coarse_tolerance),
-               m_.solver.coarse_max_iterations, flags_.data());
-      else
-        launch(k_coarse_cg<T>, 1, unsigned(cg_threads_), 0, views_[l], r, p, q, T(m_.solver.coarse_tolerance),
-               m_.solver.coarse_max_iterations, flags_.data());
+      launch_coarse_cg();
       phase_end(timed);
       return;
     }
@@ -1000,15 +1197,14 @@ class HexmgCuda final : public HexmgSimulation {
     for (int i = 0; i < m_.solver.pre_smooth; ++i) gs_sweep(l);
     phase_end(timed);
     phase_begin(timed, "residual");
-    launch(k_residual<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], static_cast<double*>(nullptr));
+    launch_residual(l, nullptr);
     phase_end(timed);
     phase_begin(timed, "restriction");
-    launch(k_restrict<T>, blocks_for(count_of(l + 1), kBlock1), kBlock1, 0, views_[l], views_[l + 1], order_of(l + 1),
-           count_of(l + 1));
+    launch_restrict(l + 1);
     phase_end(timed);
     vcycle_level(l + 1, timed);
     phase_begin(timed, "interpolation");
-    launch(k_interpolate<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], views_[l + 1]);
+    launch_interpolate(l + 1);
     phase_end(timed);
     phase_begin(timed, "gauss_seidel");
     for (int i = 0; i < m_.solver.post_smooth; ++i) gs_sweep(l);
@@ -1018,7 +1214,7 @@ class HexmgCuda final : public HexmgSimulation {
   double residual_norm2(int l) {
     Flags* f = flags_.data();
     EB_CUDA_CHECK(cudaMemsetAsync(&f->norm2, 0, sizeof(double), stream_));
-    launch(k_residual<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], &f->norm2);
+    launch_residual(l, &f->norm2);
     double n2 = 0;
     EB_CUDA_CHECK(cudaMemcpyAsync(&n2, &f->norm2, sizeof(double), cudaMemcpyDeviceToHost, stream_));
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -1051,7 +1247,7 @@ class HexmgCuda final : public HexmgSimulation {
     have_trace_residuals_ = true;
     trace_initial_ = r0;
     trace_final_ = r;
-    last_converged_ = std::isfinite(r) && r <= s.tolerance * r0;
+    record_solve(std::isfinite(r) && r <= s.tolerance * r0);
   }
 
   void capture_graph() {
@@ -1075,6 +1271,7 @@ class HexmgCuda final : public HexmgSimulation {
   DeviceBuffer<uint8_t> cmask_;
   DeviceBuffer<int> dstep_;  // step index within the current batch (device side)
   DeviceBuffer<Flags> flags_;
+  DeviceBuffer<ElementFlags> volume_flags_;  // check_volumes()
   DeviceBuffer<T> cg_r_, cg_p_, cg_q_;
   DeviceBuffer<int32_t> ell_perm_, ell_base_, ell_src_;
   DeviceBuffer<T> ell_gA_;

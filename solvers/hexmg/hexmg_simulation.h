@@ -6,10 +6,61 @@
 #include <string>
 #include <vector>
 
+#include "assembly/hexmg/hexmg_kernels.h"
 #include "solvers/common/simulation.h"
 #include "solvers/hexmg/hexmg_model.h"
 
 namespace eb::hexmg {
+
+// det F of element e's average deformation gradient: the volume ratio whose minimum validity()
+// reports. element_rotation computes the same F but returns only its status, and the formula
+// file is shared with work on the solver, so both backends call this beside it (the corners are
+// cache hits by then).
+template <class T>
+EB_HD T element_volume_ratio(int64_t e, const FineView<T>& f) {
+  T u[8][3];
+  for (int c = 0; c < 8; ++c)
+    for (int d = 0; d < 3; ++d) u[c][d] = f.u0(f.ev(e, c), d);
+  T F[9];
+  average_deformation_gradient(u, f.h, F);
+  return det3(F);
+}
+
+// The element_rotation status that a volume ratio alone implies (polar_rotation's tests on F:
+// a finite F has a finite det).
+template <class T>
+EB_HD int volume_status(T det) {
+  if (!(det - det == T(0))) return kRotationNonFinite;
+  return det <= T(kInvertedVolumeRatio) ? kRotationKeptPrevious : kRotationOk;
+}
+
+// One kernel phase of a step, run alone through HexmgSimulation::run_phase (the per-kernel
+// CUDA-vs-CPU tests, tests/hexmg/test_kernels.cpp). Levels as in Model::levels.
+enum class PhaseKind {
+  Rotations,     // R from u0 (the current R is the previous rotation kept for det F <= 0.05)
+  FineAssembly,  // level-0 A, b (and u = 0, the increment's initial guess) from u0, v0, a0, R
+  Galerkin,      // A of `level` (>= 1) from A of level - 1
+  SmoothColour,  // one Gauss-Seidel colour `colour` (0..7) on `level`: u from A, b, u
+  SmoothSweep,   // the 8 colours in order on `level` (one smoothing sweep)
+  Residual,      // r = b - A u on `level`
+  Restrict,      // b and u (= 0) of level + 1 from r of `level`
+  Interpolate,   // u of `level` += interpolated u of level + 1
+  CoarseSolve,   // Jacobi-PCG on the coarsest level from its u (to its tolerance)
+  Update,        // Newmark: u0, v0, a0 from the level-0 increment u
+};
+struct Phase {
+  PhaseKind kind = PhaseKind::Rotations;
+  int level = 0;
+  int colour = 0;
+};
+std::string to_string(const Phase& p);
+
+// The arrays a phase reads and writes, backend-neutral and slot-ordered (the model's numbering,
+// padding slots included): A 243 per slot of `level` (block l row-major at 9 l), b, u, r 3 per
+// slot of `level`; u0, v0, a0 3 per level-0 slot; R 9 per element (row-major, elements in
+// connectivity() order). Values are converted from and to the backend's precision.
+enum class PhaseArray { A, b, u, r, u0, v0, a0, R };
+std::string to_string(PhaseArray a);
 
 // FLOPs and bytes of one kernel over one time step (the paper's Table 3 counts: every byte a
 // kernel reads or writes, cache hits included, i.e. "effective" traffic), and the bytes it
@@ -44,6 +95,7 @@ class HexmgSimulation : public Simulation {
   double dt() const override { return m_.dt; }
   WorkCounts work_per_step() const override;
   SolverStats solver_stats() const override;
+  ValidityCounts validity() const override;
   nlohmann::json details() const override;
   void cell_fields(std::vector<mesh::Field>& out) override;
 
@@ -86,6 +138,17 @@ class HexmgSimulation : public Simulation {
   // slot), with the rotations as they are (tests: patch test, rigid rotation).
   std::vector<double> elastic_forces(const std::vector<double>& slot_u, const std::vector<double>& R) const;
 
+  // Single kernel phases (see PhaseKind): get/set an array, run one phase on the arrays as they
+  // are. FineAssembly uses the load factors of the next step (the one begin_step would open);
+  // Rotations counts kept rotations and det F into validity() as a step would; nothing else
+  // changes the step count or the statistics. Throw std::invalid_argument for a level, colour
+  // or size that does not exist.
+  std::vector<double> get_array(PhaseArray a, int level = 0);
+  void set_array(PhaseArray a, int level, const std::vector<double>& values);
+  void run_phase(const Phase& p);
+  // Entries of an array (padding included).
+  size_t array_size(PhaseArray a, int level) const;
+
  protected:
   // Per-slot (3 per slot) displacement and velocity to per-node output arrays.
   void slots_to_nodes(const std::vector<double>& su, const std::vector<double>& sv, std::vector<double>& u,
@@ -124,6 +187,42 @@ class HexmgSimulation : public Simulation {
   // Backend computes |b - A u0| and |b - A u| of the last step's system (u0 = initial guess).
   virtual void last_step_residuals(double& initial, double& final_) = 0;
   virtual void add_details(nlohmann::json& j) const { (void)j; }
+  // The backends' side of get_array/set_array/run_phase (arguments checked; run_phase_impl
+  // returns when the phase has completed).
+  virtual std::vector<double> read_array(PhaseArray a, int level) = 0;
+  virtual void write_array(PhaseArray a, int level, const std::vector<double>& values) = 0;
+  virtual void run_phase_impl(const Phase& p) = 0;
+  // det F over the elements of one state: how many are at or below kInvertedVolumeRatio, the
+  // first of them and the first non-finite one (element indices, -1: none), the smallest
+  // finite det F (1 when there is none).
+  struct VolumeCheck {
+    int64_t inverted = 0, first_inverted = -1, first_nonfinite = -1;
+    double min_det = 1.0;
+  };
+  // The check of the current state u0, on demand: the rotations of step k check the state of
+  // step k - 1, so validity() checks the latest state itself (outside the timed steps, reading
+  // only; not accumulated, since the next step's rotations will count that state).
+  virtual VolumeCheck check_volumes() = 0;
+  // Accounting shared by the backends. A step number names the state it produced (the
+  // rotations of step k see the state of step k - 1).
+  void record_solve(bool converged) {
+    last_converged_ = converged;
+    if (!converged && solver_failures_++ == 0) first_solver_failure_step_ = step_ + 1;
+  }
+  void record_volumes(const VolumeCheck& c, int64_t state_step) {
+    if (c.inverted) {
+      kept_rotation_count_ += c.inverted;
+      if (first_inverted_element_ < 0) {
+        first_inverted_element_ = c.first_inverted;
+        first_inverted_step_ = state_step;
+      }
+    }
+    if (c.min_det < min_det_f_) min_det_f_ = c.min_det;
+    if (c.first_nonfinite >= 0) fail_nonfinite(c.first_nonfinite, state_step);
+  }
+  // Records a non-finite F at element e in the state of step s for validity(), then throws
+  // RuntimeFailure naming both (the state has diverged: nothing after it is meaningful).
+  [[noreturn]] void fail_nonfinite(int64_t e, int64_t s);
 
   Model m_;
   Backend backend_;
@@ -136,6 +235,12 @@ class HexmgSimulation : public Simulation {
   double trace_initial_ = 0, trace_final_ = 0;
   int64_t kept_rotation_count_ = 0;     // element-steps with det F <= kInvertedVolumeRatio
   int64_t first_inverted_element_ = -1, first_inverted_step_ = -1;
+  double min_det_f_ = 1.0;              // smallest det F seen (co-rotated variants only)
+  int64_t solver_failures_ = 0, first_solver_failure_step_ = -1;
+  int64_t first_nonfinite_step_ = -1, first_nonfinite_element_ = -1;
+
+ private:
+  void check_phase(const Phase& p) const;
 };
 
 std::unique_ptr<Simulation> make_hexmg_cpu(const Scenario& scenario, const RunOptions& options);
