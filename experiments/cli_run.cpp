@@ -14,6 +14,7 @@
 #include "solvers/common/registry.h"
 #include "solvers/common/results.h"
 #include "solvers/common/runner.h"
+#include "solvers/common/validity.h"
 
 namespace eb::cli {
 
@@ -69,8 +70,16 @@ struct RunArgs {
   std::vector<std::string> sets;
   int threads = 0, steps = -1, vtk_every = -1, device = 0, warmup = -1;
   std::string data_dir;
-  bool quiet = false;
+  bool quiet = false, allow_invalid = false;
 };
+
+// A count given on the command line that is out of its range is an input error naming the flag
+// (the RunArgs defaults are "not given" sentinels that a user could otherwise type by accident).
+void check_count(const CLI::Option* opt, int value, int min, const char* meaning) {
+  if (opt->count() > 0 && value < min)
+    throw InputError(opt->get_name() + " must be >= " + std::to_string(min) + " (" + meaning + "), got " +
+                     std::to_string(value));
+}
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -79,22 +88,30 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--method,-m", a->method, "Method name (see `elastobench list`)")->required();
   cmd->add_option("--backend,-b", a->backend, "cpu or cuda")->capture_default_str();
   cmd->add_option("--precision,-p", a->precision, "fp32 or fp64")->capture_default_str();
-  cmd->add_option("--threads,-t", a->threads, "CPU threads (0 = all; 1 = the papers' one core)")->capture_default_str();
-  cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
+  auto* threads = cmd->add_option("--threads,-t", a->threads, "CPU threads (0 = all; 1 = the papers' one core)")
+                      ->capture_default_str();
+  auto* device = cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--scenario,-s", a->scenario, "Built-in scenario name or a .toml/.json file")->required();
   cmd->add_option("--set", a->sets, "Override a scenario key: KEY=VALUE (repeatable)");
-  cmd->add_option("--steps", a->steps, "Run exactly this many steps (overrides the scenario's stopping rule)");
-  cmd->add_option("--vtk-every", a->vtk_every, "Write every K-th step (and the last) as VTK under OUT/vtk/");
-  cmd->add_option("--warmup", a->warmup, "Steps excluded from timing statistics (default: min(10, steps/10))");
+  auto* steps = cmd->add_option("--steps", a->steps, "Run exactly this many steps (> 0; overrides the scenario's stopping rule)");
+  auto* vtk_every = cmd->add_option("--vtk-every", a->vtk_every,
+                                    "Write every K-th step (and the last) as VTK under OUT/vtk/ (0: none)");
+  auto* warmup = cmd->add_option("--warmup", a->warmup, "Steps excluded from timing statistics (default: min(10, steps/10))");
   cmd->add_option("--out,-o", a->out, "Output directory (summary.json, timeseries.csv, vtk/)")->required();
   cmd->add_option("--data-dir", a->data_dir, "Folder with third-party meshes (default: $ELASTOBENCH_DATA or ../shared/data/meshes)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress line");
-  cmd->callback([a] {
+  cmd->add_flag("--allow-invalid", a->allow_invalid,
+                "Exit 0 from a run that completes in an invalid state (summary.json still says valid: false)");
+  cmd->callback([=] {
+    check_count(steps, a->steps, 1, "a step count");
+    check_count(threads, a->threads, 0, "0 = all");
+    check_count(vtk_every, a->vtk_every, 0, "0 = no VTK");
+    check_count(warmup, a->warmup, 0, "a step count");
+    check_count(device, a->device, 0, "a device ordinal");
     RunRequest req;
     req.method = a->method;
     req.options.backend = parse_backend(a->backend);
     req.options.precision = parse_precision(a->precision);
-    if (a->threads < 0) throw InputError("--threads must be >= 0");
     req.options.threads = a->threads;
     req.options.device = a->device;
     req.options.data_dir = a->data_dir.empty() ? mesh::default_data_dir() : std::filesystem::path(a->data_dir);
@@ -108,6 +125,17 @@ void add_run_command(CLI::App& app) {
     req.warmup_steps = a->warmup;
     req.quiet = a->quiet;
     const auto s = run_simulation(req);
+    std::string why;
+    if (!run_is_valid(s, &why)) {
+      // A run that diverged has no final state to accept; one that completed invalid may be
+      // accepted on request (e.g. to study the failure), and says so in its summary either way.
+      const bool diverged = s["time"]["stopped_by"] == "non-finite state";
+      if (diverged || !a->allow_invalid)
+        throw RuntimeFailure(a->method + " " + a->backend + " " + a->precision + ": " +
+                             (diverged ? "diverged at step " + s["time"]["steps"].dump() + ", " : std::string()) + why + "; " +
+                             a->out + "/summary.json records it (validity)" +
+                             (diverged ? "" : "; --allow-invalid accepts an invalid run"));
+    }
     if (!a->quiet) {
       std::cerr << a->method << " " << a->backend << " " << a->precision << ": " << s["time"]["steps"] << " steps, "
                 << s["timing"]["steps_per_second"].get<double>() << " steps/s; results in " << a->out << "/summary.json\n";

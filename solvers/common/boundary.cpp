@@ -9,18 +9,6 @@
 namespace eb {
 namespace {
 
-double bbox_diagonal(const std::vector<mesh::Vec3>& nodes) {
-  if (nodes.empty()) return 0.0;
-  mesh::Vec3 lo = nodes[0], hi = nodes[0];
-  for (const auto& x : nodes)
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = std::min(lo[d], x[d]);
-      hi[d] = std::max(hi[d], x[d]);
-    }
-  return std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
-                   (hi[2] - lo[2]) * (hi[2] - lo[2]));
-}
-
 uint8_t component_mask(const std::string& c) {
   uint8_t m = 0;
   for (char ch : c) m |= uint8_t(1u << (ch - 'x'));
@@ -71,7 +59,7 @@ double ResolvedBoundary::loads_complete_time() const {
 }
 
 std::vector<int32_t> select_nodes(const NodeSelector& sel, const std::vector<mesh::Vec3>& nodes) {
-  const double tol = sel.tolerance > 0 ? sel.tolerance : 1e-6 * bbox_diagonal(nodes);
+  const double tol = sel.tolerance > 0 ? sel.tolerance : 1e-6 * bounding_box_diagonal(nodes);
   std::vector<int32_t> out;
   if (sel.kind == "all") {
     out.resize(nodes.size());
@@ -95,6 +83,18 @@ std::vector<int32_t> select_nodes(const NodeSelector& sel, const std::vector<mes
     if (inside) out.push_back(int32_t(i));
   }
   return out;
+}
+
+double bounding_box_diagonal(const std::vector<mesh::Vec3>& nodes) {
+  if (nodes.empty()) return 0.0;
+  mesh::Vec3 lo = nodes[0], hi = nodes[0];
+  for (const auto& x : nodes)
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = std::min(lo[d], x[d]);
+      hi[d] = std::max(hi[d], x[d]);
+    }
+  return std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                   (hi[2] - lo[2]) * (hi[2] - lo[2]));
 }
 
 int32_t nearest_node(const std::vector<mesh::Vec3>& nodes, const mesh::Vec3& p) {

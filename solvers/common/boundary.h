@@ -48,6 +48,9 @@ ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<me
 std::vector<std::vector<int32_t>> boundary_faces(const mesh::TetMesh& m);
 std::vector<std::vector<int32_t>> boundary_faces(const mesh::HexMesh& m);
 
+// Length of the diagonal of the nodes' axis-aligned bounding box (m).
+double bounding_box_diagonal(const std::vector<mesh::Vec3>& nodes);
+
 // Nearest node to a point (linear scan: called once per probe).
 int32_t nearest_node(const std::vector<mesh::Vec3>& nodes, const mesh::Vec3& p);
 

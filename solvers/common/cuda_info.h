@@ -21,8 +21,11 @@ struct GpuInfo {
 bool cuda_compiled();
 int cuda_device_count();  // 0 when no device, no driver, or no CUDA build
 GpuInfo cuda_device_info(int device = 0);
-// Bytes currently / at most held in DeviceBuffer allocations in this process.
+// Bytes currently / at most held in DeviceBuffer allocations in this process. The peak is
+// process-wide until reset: the runner resets it when a run starts, so that each run reports
+// its own peak rather than the largest of every run before it.
 std::size_t cuda_tracked_bytes();
 std::size_t cuda_peak_tracked_bytes();
+void cuda_reset_peak_tracked_bytes();  // peak := bytes held now
 
 }  // namespace eb

@@ -11,4 +11,5 @@ GpuInfo cuda_device_info(int) {
 }
 std::size_t cuda_tracked_bytes() { return 0; }
 std::size_t cuda_peak_tracked_bytes() { return 0; }
+void cuda_reset_peak_tracked_bytes() {}
 }  // namespace eb

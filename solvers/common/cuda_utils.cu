@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <atomic>
+#include <stdexcept>
+#include <vector>
 #include <sstream>
 
 #include "solvers/common/cuda_info.h"
@@ -53,6 +56,7 @@ GpuInfo cuda_device_info(int device) {
 
 std::size_t cuda_tracked_bytes() { return g_tracked.load(); }
 std::size_t cuda_peak_tracked_bytes() { return g_peak.load(); }
+void cuda_reset_peak_tracked_bytes() { g_peak.store(g_tracked.load()); }
 
 namespace cuda {
 

@@ -1,6 +1,7 @@
 #include "solvers/common/registry.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "meshes/errors.h"
@@ -9,6 +10,18 @@ namespace eb {
 
 std::string to_string(Backend b) { return b == Backend::Cpu ? "cpu" : "cuda"; }
 std::string to_string(Precision p) { return p == Precision::Fp32 ? "fp32" : "fp64"; }
+std::string to_string(BytesConvention c) {
+  switch (c) {
+    case BytesConvention::Compulsory: return "compulsory";
+    case BytesConvention::Requested: return "requested";
+    case BytesConvention::Unstated: break;
+  }
+  return "unstated";
+}
+
+double SolverStats::reduction() const {
+  return initial_residual > 0 ? final_residual / initial_residual : std::numeric_limits<double>::quiet_NaN();
+}
 
 Backend parse_backend(const std::string& s) {
   if (s == "cpu") return Backend::Cpu;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 
 #include "meshes/errors.h"
@@ -18,6 +19,7 @@
 #include "solvers/common/progress.h"
 #include "solvers/common/registry.h"
 #include "solvers/common/results.h"
+#include "solvers/common/validity.h"
 
 namespace eb {
 namespace {
@@ -121,11 +123,17 @@ nlohmann::json run_simulation(const RunRequest& req) {
     const GpuInfo g = cuda_device_info(req.options.device);
     if (!g.usable) throw RuntimeFailure("--backend cuda: " + g.reason);
   }
+  if (req.steps == 0 || req.steps < -1) throw InputError("the step count must be > 0 (got " + std::to_string(req.steps) + ")");
+  if (req.vtk_every < -1) throw InputError("the VTK interval must be >= 0 (got " + std::to_string(req.vtk_every) + ")");
   RunOptions opts = req.options;
-  if (opts.threads <= 0) opts.threads = omp_get_num_procs();
+  if (opts.threads < 0) throw InputError("the thread count must be >= 0 (got " + std::to_string(opts.threads) + ")");
+  if (opts.threads == 0) opts.threads = omp_get_num_procs();
   omp_set_num_threads(opts.threads);
 
   const std::string label = req.method + " " + to_string(opts.backend) + " " + to_string(opts.precision);
+  // This run's own peak: whatever the process still holds from earlier runs is not its memory.
+  const std::size_t device_baseline = cuda_tracked_bytes();
+  cuda_reset_peak_tracked_bytes();
   Stopwatch setup_clock;
   std::unique_ptr<Simulation> sim = entry.factory(sc, opts);
   const double setup_ms = setup_clock.elapsed_ms();
@@ -191,30 +199,40 @@ nlohmann::json run_simulation(const RunRequest& req) {
   double measured_ms = 0.0, total_advance_ms = 0.0;
   long measured_steps = 0;
   std::string stopped_by = stop_rule;
-  long iterations_sum = 0, iteration_samples = 0;
-  double worst_residual = 0.0;
-  bool all_converged = true;
+  // Solver statistics of the sampled steps; the initial state (step 0) had no solve.
+  long iterations_sum = 0, solver_samples = 0, tolerance_samples = 0, fixed_samples = 0;
+  double worst_residual = 0.0, worst_reduction = 0.0;
+  bool have_reduction = false, all_converged = true;
+  ValidityTracker validity(bounding_box_diagonal(sim->nodes()), dt);
 
-  auto sample = [&](bool force_vtk) {
+  // Returns false when the state is non-finite (the run has diverged).
+  auto sample = [&](bool force_vtk, double* max_v_out) {
     sim->copy_state_to_host(u, v);
+    const bool finite = validity.check_state(step, u, v);
     double max_u = 0.0, max_v = 0.0;
     for (size_t i = 0; i < u.size() / 3; ++i) {
-      const double nu = norm3(&u[3 * i]), nv = norm3(&v[3 * i]);
-      if (!std::isfinite(nu) || !std::isfinite(nv)) {
-        std::ostringstream msg;
-        msg << label << ": diverged at step " << step << " (t = " << step * dt << " s): non-finite "
-            << (std::isfinite(nu) ? "velocity" : "displacement") << " at node " << i
-            << "; try a smaller time.dt or time.courant";
-        throw RuntimeFailure(msg.str());
-      }
-      max_u = std::max(max_u, nu);
-      max_v = std::max(max_v, nv);
+      max_u = std::max(max_u, norm3(&u[3 * i]));
+      max_v = std::max(max_v, norm3(&v[3 * i]));
     }
+    if (!finite) max_u = max_v = std::numeric_limits<double>::quiet_NaN();
     const SolverStats st = sim->solver_stats();
-    iterations_sum += st.iterations;
-    ++iteration_samples;
-    worst_residual = std::max(worst_residual, st.final_residual);
-    all_converged = all_converged && st.converged;
+    if (step > 0) {
+      validity.check_solver(step, st);
+      iterations_sum += st.iterations;
+      ++solver_samples;
+      if (st.converged.has_value()) {
+        ++tolerance_samples;
+        all_converged = all_converged && *st.converged;
+      } else if (st.iterations > 0) {
+        ++fixed_samples;
+      }
+      worst_residual = std::max(worst_residual, st.final_residual);
+      const double red = st.reduction();
+      if (std::isfinite(red)) {
+        worst_reduction = have_reduction ? std::max(worst_reduction, red) : red;
+        have_reduction = true;
+      }
+    }
     std::vector<std::string> row = {std::to_string(step), CsvTable::num(step * dt), CsvTable::num(max_u),
                                     CsvTable::num(max_v), std::to_string(st.iterations),
                                     CsvTable::num(st.final_residual)};
@@ -222,15 +240,17 @@ nlohmann::json run_simulation(const RunRequest& req) {
       for (int d = 0; d < 3; ++d) row.push_back(CsvTable::num(u[3 * p.node + d]));
     series.add_row(std::move(row));
     if (write_vtk && (force_vtk || step % vtk_every == 0)) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v, surface.get());
-    return max_v;
+    if (max_v_out) *max_v_out = max_v;
+    return finite;
   };
 
   try {
     if (write_vtk && !sc.output.render_surface.empty())
       surface = make_surface_writer(sc, *sim, opts.data_dir.empty() ? mesh::default_data_dir() : opts.data_dir, vtk_dir);
     Progress progress(label, total_steps, req.quiet);
-    sample(false);  // the initial state
-    while (step < total_steps) {
+    validity.set_method_counts(sim->validity());
+    if (!sample(false, nullptr) || validity.diverged()) stopped_by = "non-finite state";
+    while (step < total_steps && !validity.diverged()) {
       long next = std::min(total_steps, (step / sample_every + 1) * sample_every);
       if (write_vtk) next = std::min(next, (step / vtk_every + 1) * vtk_every);
       if (step < warmup) next = std::min(next, warmup);
@@ -245,16 +265,31 @@ nlohmann::json run_simulation(const RunRequest& req) {
       }
       step = next;
       progress.update(step);
+      validity.set_method_counts(sim->validity());
       const bool last = step == total_steps;
+      if (validity.diverged()) {
+        // The method met non-finite values: this state is the last one worth recording.
+        sample(true, nullptr);
+        stopped_by = "non-finite state";
+        break;
+      }
       if (step % sample_every == 0 || last) {
-        const double max_v = sample(last);
+        double max_v = 0.0;
+        if (!sample(last, &max_v)) {
+          if (write_vtk && !last && step % vtk_every != 0) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v, surface.get());
+          stopped_by = "non-finite state";
+          break;
+        }
         if (until_rest && !last && step >= 10 && step * dt >= rest_after && max_v < sc.time.rest_velocity) {
           stopped_by = "rest (max |v| < time.rest_velocity)";
           if (write_vtk && step % vtk_every != 0) write_frame(*sim, vtk_dir, pvd, step, step * dt, u, v, surface.get());
           break;
         }
       } else if (write_vtk && step % vtk_every == 0) {
-        sample(false);
+        if (!sample(false, nullptr)) {
+          stopped_by = "non-finite state";
+          break;
+        }
       }
     }
     progress.finish();
@@ -291,14 +326,21 @@ nlohmann::json run_simulation(const RunRequest& req) {
 
   const double sps = measured_ms > 0 ? measured_steps / (measured_ms / 1000.0) : 0.0;
   const WorkCounts work = sim->work_per_step();
-  nlohmann::json perf = {{"flops_per_step", work.flops > 0 ? nlohmann::json(work.flops) : nlohmann::json(nullptr)},
-                         {"bytes_per_step", work.bytes > 0 ? nlohmann::json(work.bytes) : nlohmann::json(nullptr)},
-                         {"gflops", work.flops > 0 ? nlohmann::json(work.flops * sps / 1e9) : nlohmann::json(nullptr)},
-                         {"effective_gbps", work.bytes > 0 ? nlohmann::json(work.bytes * sps / 1e9) : nlohmann::json(nullptr)}};
+  auto counted = [](double x) { return x > 0 ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  nlohmann::json perf = {{"flops_per_step", counted(work.flops)},
+                         {"bytes_per_step", counted(work.bytes)},
+                         {"bytes_convention", work.bytes > 0 ? nlohmann::json(to_string(work.bytes_convention))
+                                                             : nlohmann::json(nullptr)},
+                         {"gflops", counted(work.flops * sps / 1e9)},
+                         {"effective_gbps", counted(work.bytes * sps / 1e9)}};
   const SolverStats last = sim->solver_stats();
   const int npc = nodes_per_cell(sim->cell_type());
   const size_t n_nodes = sim->nodes().size();
   const size_t n_elems = npc ? sim->connectivity().size() / npc : 0;
+  auto finite_or_null = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  const char* solver_mode = tolerance_samples > 0 ? "tolerance" : (fixed_samples > 0 ? "fixed" : "none");
+  const std::size_t device_peak =
+      std::max(sim->device_bytes(), cuda_peak_tracked_bytes() - std::min(device_baseline, cuda_peak_tracked_bytes()));
 
   nlohmann::json summary = {
       {"schema", "elastobench.summary/1"},
@@ -317,13 +359,18 @@ nlohmann::json run_simulation(const RunRequest& req) {
                   {"phases", sim->timings().to_json(warmup)}}},
       {"performance", perf},
       {"memory", {{"peak_host_bytes", peak_host_memory_bytes()},
-                  {"peak_device_bytes", opts.backend == Backend::Cuda
-                                            ? nlohmann::json(std::max(sim->device_bytes(), cuda_peak_tracked_bytes()))
-                                            : nlohmann::json(nullptr)}}},
-      {"solver", {{"last_iterations", last.iterations}, {"last_initial_residual", last.initial_residual},
+                  {"peak_device_bytes", opts.backend == Backend::Cuda ? nlohmann::json(device_peak) : nlohmann::json(nullptr)}}},
+      {"solver", {{"mode", solver_mode},
+                  {"sampled_steps", solver_samples},
+                  {"last_iterations", last.iterations}, {"last_initial_residual", last.initial_residual},
                   {"last_final_residual", last.final_residual},
-                  {"mean_iterations", iteration_samples ? double(iterations_sum) / iteration_samples : 0.0},
-                  {"worst_final_residual", worst_residual}, {"all_converged", all_converged}}},
+                  {"last_reduction", finite_or_null(last.reduction())},
+                  {"mean_iterations", solver_samples ? nlohmann::json(double(iterations_sum) / solver_samples)
+                                                     : nlohmann::json(nullptr)},
+                  {"worst_final_residual", worst_residual},
+                  {"worst_reduction", have_reduction ? nlohmann::json(worst_reduction) : nlohmann::json(nullptr)},
+                  {"all_converged", tolerance_samples ? nlohmann::json(all_converged) : nlohmann::json(nullptr)}}},
+      {"validity", validity.to_json()},
       {"displacement", disp},
       {"probes", probe_json},
       {"probe_nodes", probe_nodes},
@@ -332,6 +379,13 @@ nlohmann::json run_simulation(const RunRequest& req) {
                  {"vtk", write_vtk ? nlohmann::json("vtk/series.pvd") : nlohmann::json(nullptr)},
                  {"render_surface", surface ? nlohmann::json("vtk/render_surface.pvd") : nlohmann::json(nullptr)}}},
   };
+  if (!validity.valid()) {
+    std::string line = "warning: " + label + ": invalid run: ";
+    const auto reasons = validity.reasons();
+    for (size_t i = 0; i < reasons.size(); ++i) line += (i ? "; " : "") + reasons[i];
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  if (req.after_run) req.after_run(*sim, summary);
   if (req.write_files) {
     series.write(req.out_dir / "timeseries.csv");
     write_json_atomic(req.out_dir / "summary.json", summary);

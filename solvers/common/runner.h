@@ -4,6 +4,7 @@
 //   DIR/timeseries.csv   (probe displacements and solver statistics over time)
 //   DIR/vtk/*.vtu + DIR/vtk/series.pvd  (when vtk_every > 0; the last step is always written)
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,10 +25,20 @@ struct RunRequest {
   int warmup_steps = -1;          // < 0: min(10, steps / 10)
   bool quiet = false;             // no progress line
   bool write_files = true;        // false: only return the summary (benchmarks)
+  // Called with the finished simulation once the summary is complete and before it is written,
+  // for measurements that must not disturb the run (a kernel profile on the final state); what
+  // it adds to the summary is written with it. Device memory it allocates is not the run's.
+  std::function<void(Simulation&, nlohmann::json& summary)> after_run;
 };
 
-// Returns the summary written to DIR/summary.json. Throws InputError (exit 2) for bad input and
-// RuntimeFailure (exit 1) for divergence or device errors; on failure no summary.json is left.
+// Returns the summary written to DIR/summary.json. An invalid run (summary "validity", see
+// solvers/common/validity.h) is not an exception: it returns and writes its files like any
+// other, so that they document the failure; a run whose state becomes non-finite stops there
+// (time.stopped_by = "non-finite state"). The caller decides what an invalid run means (`run`
+// exits 1 unless --allow-invalid; experiment drivers tabulate "invalid: <reason>"), and prints
+// nothing more: the runner writes a one-line warning naming the first problem to stderr.
+// Throws InputError (exit 2) for bad input and RuntimeFailure (exit 1) for device errors and
+// other failures; then no summary.json is left.
 nlohmann::json run_simulation(const RunRequest& request);
 
 }  // namespace eb

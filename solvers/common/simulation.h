@@ -2,7 +2,9 @@
 // The interface every method/backend/precision implements, and the types it reports with.
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,17 +33,61 @@ struct RunOptions {
   std::filesystem::path data_dir;
 };
 
+// What `WorkCounts::bytes` counts. A bandwidth figure means nothing without it: a method that
+// counts every byte its kernels request (cache re-reads included) can report more than the
+// memory system delivers, so a fraction of STREAM triad is only honest with Compulsory bytes
+// (or bytes measured in DRAM, which a method cannot count for itself).
+enum class BytesConvention {
+  Unstated,
+  Compulsory,  // each array once per kernel: the DRAM traffic when nothing is re-read from DRAM
+  Requested,   // every byte the kernels request, re-reads from caches included
+};
+std::string to_string(BytesConvention c);  // "unstated", "compulsory", "requested"
+
 // Work one step does, counted by the method from its kernels (0 = not counted).
 struct WorkCounts {
   double flops = 0.0;
   double bytes = 0.0;
+  BytesConvention bytes_convention = BytesConvention::Unstated;
 };
 
 struct SolverStats {
-  int iterations = 0;            // inner iterations in the last step (CG iterations, V-cycles...)
-  double initial_residual = 0.0; // of the last step's linear system
-  double final_residual = 0.0;
-  bool converged = true;
+  int iterations = 0;             // inner iterations in the last step (CG iterations, V-cycles...); 0: no solve
+  double initial_residual = 0.0;  // of the last step's linear system, before the solve
+  double final_residual = 0.0;    // after it, in the same (absolute) norm: not divided by initial_residual
+  // Whether the last solve met its tolerance. Set only by a solve that stops on a tolerance
+  // (solver.tolerance); empty for a fixed number of iterations or cycles, where there is no
+  // tolerance to meet and the residual reduction reached is the measure, and for explicit
+  // methods (no solve). Test it with has_value(): `if (converged)` asks whether it is set.
+  std::optional<bool> converged;
+  // final / initial residual of the last solve; NaN when there was none (initial_residual 0).
+  double reduction() const;
+};
+
+// What makes a state invalid, accumulated by the method over every step it has taken (the
+// runner samples only every few steps, so a method counts inside advance()). Element indices
+// are in the order of connectivity(); a step number names the state it produced (step 0 is the
+// initial state). The runner adds the checks it can make from the outside (non-finite values,
+// growth beyond a scenario-relative bound) and decides validity (solvers/common/validity.h).
+struct ValidityCounts {
+  // Elements whose volume ratio det F is at or below `inverted_threshold` (inverted, or so
+  // compressed that the method's element formula no longer holds); one count per element-step.
+  bool det_f_checked = false;       // the method computes det F and fills the next five fields
+  double inverted_threshold = 0.0;  // the method's stated threshold on det F
+  int64_t inverted_element_steps = 0;
+  int64_t first_inverted_step = -1;
+  int64_t first_inverted_element = -1;
+  // Smallest finite det F seen; +infinity until one is computed (a state in tension has det F
+  // above 1, so no finite start value would do).
+  double min_det_f = std::numeric_limits<double>::infinity();
+  // Linear or nonlinear solves that did not meet their tolerance (tolerance modes only: a
+  // fixed-iteration solve cannot fail, it reports its reduction in SolverStats instead).
+  int64_t solver_failures = 0;
+  int64_t first_solver_failure_step = -1;
+  // Non-finite values met by the method itself (forces, stresses, F).
+  int64_t nonfinite_steps = 0;
+  int64_t first_nonfinite_step = -1;
+  int64_t first_nonfinite_element = -1;
 };
 
 class Simulation {
@@ -65,8 +111,12 @@ class Simulation {
 
   virtual WorkCounts work_per_step() const { return {}; }
   virtual SolverStats solver_stats() const { return {}; }
+  // Accumulated over all steps so far (see ValidityCounts); cheap enough to call after every
+  // advance() (the runner does), and without side effects on the state or its timings.
+  virtual ValidityCounts validity() const { return {}; }
   virtual std::size_t device_bytes() const { return 0; }
-  // Method-specific facts for summary.json (variant, regime, multigrid levels...).
+  // Method-specific facts for summary.json (variant, regime, multigrid levels...). No side
+  // effects: no allocation, no kernel launch, no measurement (those belong to the caller).
   virtual nlohmann::json details() const { return nlohmann::json::object(); }
 
   PhaseTimes& timings() { return timings_; }

@@ -7,11 +7,11 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "assembly/tled/hex8_tled.h"
-#include "meshes/errors.h"
 #include "solvers/common/timers.h"
 #include "solvers/tled/tled_simulation.h"
 
@@ -95,13 +95,16 @@ class TledCpu final : public TledSimulationBase {
   }
 
  private:
-  // Steps 5-8 (Eqs. 8-11) for every element.
+  // Steps 5-8 (Eqs. 8-11) for every element, with the checks of det F on the state u^n
+  // (step_ = n) that the CUDA element kernel makes too.
   void element_forces() {
     const int64_t E = s_.num_elements;
     const int32_t* conn = s_.connectivity.data();
     const T* u = u_.data();
-    int64_t bad = std::numeric_limits<int64_t>::max();
-#pragma omp parallel num_threads(threads_) reduction(min : bad)
+    constexpr int64_t none = std::numeric_limits<int64_t>::max();
+    int64_t inverted = 0, first_inverted = none, first_nonfinite = none;
+    double min_j = std::numeric_limits<double>::infinity();
+#pragma omp parallel num_threads(threads_) reduction(+ : inverted) reduction(min : first_inverted, first_nonfinite, min_j)
     {
     const FlushDenormals ftz;
 #pragma omp for schedule(static)
@@ -114,7 +117,15 @@ class TledCpu final : public TledSimulationBase {
       }
       T f[4][3];
       const T J = tled_element_forces<T, Damage>(ue, &G_[9 * e], V_[e], mat_, &beta_[e], f);
-      if (!(J > T(0))) bad = std::min(bad, e);
+      if (std::isfinite(J)) {
+        min_j = std::min(min_j, double(J));
+        if (!(J > T(0))) {
+          ++inverted;
+          first_inverted = std::min(first_inverted, e);
+        }
+      } else {
+        first_nonfinite = std::min(first_nonfinite, e);
+      }
       if constexpr (Asm == Assembly::Gather) {
         for (int k = 0; k < 4; ++k)
           for (int d = 0; d < 3; ++d) fe_[3 * (size_t(k) * E + e) + d] = f[k][d];
@@ -130,13 +141,8 @@ class TledCpu final : public TledSimulationBase {
       }
     }
     }  // omp parallel
-    if (bad != std::numeric_limits<int64_t>::max()) {
-      T ue[8][3], F[9];
-      for (int a = 0; a < 8; ++a)
-        for (int d = 0; d < 3; ++d) ue[a][d] = u[3 * size_t(conn[8 * bad + a]) + d];
-      deformation_gradient(ue, &G_[9 * bad], F);
-      report_inverted(bad, step_, double(det3(F)));
-    }
+    record_checks(step_, inverted, first_inverted == none ? -1 : first_inverted, min_j,
+                  first_nonfinite == none ? -1 : first_nonfinite);
   }
 
   // Eq. 12 (sum of element contributions) and Eq. 3 (central difference) per node; the new

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "assembly/tled/hex8_tled.h"
@@ -28,6 +29,16 @@ constexpr int kNodeBlock = 256;
 constexpr int kMaxCurves = 8;
 constexpr int kGraphSteps = 50;  // steps per graph launch (even: the graph ends at the parity it began)
 
+// Device-side counts of the element kernel's det F checks (read back by validity()). Keys are
+// step << 32 | element, so atomicMin keeps the earliest step and, within it, the lowest element.
+struct ElementChecks {
+  unsigned long long inverted;             // element-steps with det F <= 0
+  unsigned long long first_inverted;       // min key of an inverted element (ULLONG_MAX: none)
+  unsigned long long first_nonfinite;      // min key of an element whose det F is not finite
+  unsigned long long nonfinite_steps;      // steps with a non-finite det F
+  unsigned long long last_nonfinite_step;  // step + 1 of the last step counted there
+};
+
 template <class T>
 struct ElementArgs {
   int64_t E;
@@ -38,7 +49,11 @@ struct ElementArgs {
   T* fe;     // gather: [(d * 4 + k) * E + e]
   T* fnode;  // atomic: [3 n + d]
   TledMaterial<T> mat;
-  unsigned long long* failure;  // min over (step << 32 | element) of inverted elements
+  ElementChecks* checks;
+  // Running minimum of det F per warp of the grid: lane 0 of each warp owns one slot, so the
+  // minimum costs five shuffles and one uncontended read-modify-write per warp and step (a
+  // single global minimum would serialize every warp of a homogeneous mesh on one address).
+  T* warp_min_j;
 };
 
 template <class T>
@@ -96,35 +111,62 @@ template <class T, bool Texture, bool Damage, Assembly Asm>
 __global__ void __launch_bounds__(kElementBlock)
     tled_element_kernel(ElementArgs<T> p, const T* u, cudaTextureObject_t u_tex, const long long* step) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= p.E) return;
-  int32_t node[8];
-  T ue[8][3];
-#pragma unroll
-  for (int a = 0; a < 8; ++a) {
-    node[a] = p.conn[a * p.E + e];
-#pragma unroll
-    for (int d = 0; d < 3; ++d) ue[a][d] = load_u<T, Texture>(u, u_tex, 3 * int64_t(node[a]) + d);
-  }
-  T G[9];
-#pragma unroll
-  for (int k = 0; k < 9; ++k) G[k] = p.G[k * p.E + e];
-  T beta = T(0);
-  if constexpr (Damage) beta = p.beta[e];
-  T f[4][3];
-  const T J = tled_element_forces<T, Damage>(ue, G, p.V[e], p.mat, &beta, f);
-  if constexpr (Damage) p.beta[e] = beta;
-  if (!(J > T(0))) atomicMin(p.failure, (static_cast<unsigned long long>(*step) << 32) | static_cast<unsigned long long>(e));
-  if constexpr (Asm == Assembly::Gather) {
-#pragma unroll
-    for (int d = 0; d < 3; ++d)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) p.fe[(d * 4 + k) * p.E + e] = f[k][d];
-  } else {
+  // No early return: every lane of the warp takes part in the checks below.
+  const bool active = e < p.E;
+  T J = T(1);
+  if (active) {
+    int32_t node[8];
+    T ue[8][3];
 #pragma unroll
     for (int a = 0; a < 8; ++a) {
-      const int k = a < 4 ? a : hex_antipode(a);
+      node[a] = p.conn[a * p.E + e];
 #pragma unroll
-      for (int d = 0; d < 3; ++d) atomicAdd(&p.fnode[3 * int64_t(node[a]) + d], a < 4 ? f[k][d] : -f[k][d]);
+      for (int d = 0; d < 3; ++d) ue[a][d] = load_u<T, Texture>(u, u_tex, 3 * int64_t(node[a]) + d);
+    }
+    T G[9];
+#pragma unroll
+    for (int k = 0; k < 9; ++k) G[k] = p.G[k * p.E + e];
+    T beta = T(0);
+    if constexpr (Damage) beta = p.beta[e];
+    T f[4][3];
+    J = tled_element_forces<T, Damage>(ue, G, p.V[e], p.mat, &beta, f);
+    if constexpr (Damage) p.beta[e] = beta;
+    if constexpr (Asm == Assembly::Gather) {
+#pragma unroll
+      for (int d = 0; d < 3; ++d)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) p.fe[(d * 4 + k) * p.E + e] = f[k][d];
+    } else {
+#pragma unroll
+      for (int a = 0; a < 8; ++a) {
+        const int k = a < 4 ? a : hex_antipode(a);
+#pragma unroll
+        for (int d = 0; d < 3; ++d) atomicAdd(&p.fnode[3 * int64_t(node[a]) + d], a < 4 ? f[k][d] : -f[k][d]);
+      }
+    }
+  }
+  const bool finite = isfinite(J);
+  const unsigned inverted = __ballot_sync(0xffffffffu, active && finite && !(J > T(0)));
+  const unsigned nonfinite = __ballot_sync(0xffffffffu, active && !finite);
+  T m = active && finite ? J : T(INFINITY);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const T other = __shfl_xor_sync(0xffffffffu, m, o);
+    m = other < m ? other : m;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    const int64_t warp = e >> 5;
+    if (m < p.warp_min_j[warp]) p.warp_min_j[warp] = m;
+    if (inverted | nonfinite) {
+      const unsigned long long s = static_cast<unsigned long long>(*step);
+      if (inverted) {
+        atomicAdd(&p.checks->inverted, static_cast<unsigned long long>(__popc(inverted)));
+        atomicMin(&p.checks->first_inverted, (s << 32) | static_cast<unsigned long long>(e + __ffs(inverted) - 1));
+      }
+      if (nonfinite) {
+        atomicMin(&p.checks->first_nonfinite, (s << 32) | static_cast<unsigned long long>(e + __ffs(nonfinite) - 1));
+        if (atomicMax(&p.checks->last_nonfinite_step, s + 1) < s + 1) atomicAdd(&p.checks->nonfinite_steps, 1ull);
+      }
     }
   }
 }
@@ -187,12 +229,6 @@ __global__ void tled_boundary_kernel(BoundaryArgs<T> p, T* u_next, const long lo
   if (i == 0) *step_out = step + 1;  // the other counter: no thread of this step reads it
 }
 
-template <class T>
-__global__ void stream_triad_kernel(T* a, const T* b, const T* c, T s, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    a[i] = b[i] + s * c[i];
-}
-
 unsigned blocks_for(int64_t n, int block) { return unsigned((n + block - 1) / block); }
 
 template <class T>
@@ -235,7 +271,11 @@ class TledCuda final : public TledSimulationBase {
     device_ = options.device;
     gpu_name_ = info.name;
     EB_CUDA_CHECK(cudaSetDevice(device_));
-    EB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // A blocking stream: DeviceBuffer's uploads and downloads run on the legacy default stream,
+    // and a non-blocking stream would not wait for them (a pageable cudaMemcpy to the device may
+    // return before its DMA has landed). With this flag unset, every such copy is ordered with
+    // the kernels here, as in hexmg.
+    EB_CUDA_CHECK(cudaStreamCreate(&stream_));
     upload();
   }
 
@@ -264,8 +304,28 @@ class TledCuda final : public TledSimulationBase {
       left -= graphs * kGraphSteps;
     }
     if (left > 0) timed_direct_steps(left);
-    check_failure();
   }
+
+  // The kernel checks each state u^n when it computes its forces (step n + 1), so the checks
+  // cover the states before the last one.
+  ValidityCounts validity() const override {
+    ValidityCounts c = counts_;
+    const ElementChecks h = checks_.to_host()[0];
+    c.inverted_element_steps = int64_t(h.inverted);
+    if (h.first_inverted != ULLONG_MAX) {
+      c.first_inverted_step = int64_t(h.first_inverted >> 32);
+      c.first_inverted_element = int64_t(h.first_inverted & 0xffffffffull);
+    }
+    c.nonfinite_steps = int64_t(h.nonfinite_steps);
+    if (h.first_nonfinite != ULLONG_MAX) {
+      c.first_nonfinite_step = int64_t(h.first_nonfinite >> 32);
+      c.first_nonfinite_element = int64_t(h.first_nonfinite & 0xffffffffull);
+    }
+    for (const T m : warp_min_j_.to_host()) c.min_det_f = std::min(c.min_det_f, double(m));
+    return c;
+  }
+
+  nlohmann::json kernel_profile() override { return profile(); }
 
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
     const std::vector<T> cur = U_[parity()].to_host(), prev = U_[1 - parity()].to_host();
@@ -292,7 +352,6 @@ class TledCuda final : public TledSimulationBase {
     j["texture_fetch"] = Texture ? (sizeof(T) == 4 ? "tex1Dfetch<float>" : "tex1Dfetch<int2> (two 32-bit halves)")
                                  : "plain global loads";
     j["graph_steps"] = kGraphSteps;
-    j["kernel_profile"] = const_cast<TledCuda*>(this)->profile();
   }
 
  private:
@@ -337,7 +396,8 @@ class TledCuda final : public TledSimulationBase {
     put(U_[0], u0, "tled displacement");
     put(U_[1], u0, "tled displacement");
     put(step_ctr_, std::vector<long long>{0, 0}, "tled step counter");
-    put(failure_, std::vector<unsigned long long>{ULLONG_MAX}, "tled failure flag");
+    put(checks_, std::vector<ElementChecks>{fresh_checks()}, "tled det F checks");
+    put(warp_min_j_, fresh_warp_minima(), "tled det F minima per warp");
     if (Texture)
       for (int k = 0; k < 2; ++k) tex_[k].create(U_[k].data(), U_[k].size());
 
@@ -370,7 +430,7 @@ class TledCuda final : public TledSimulationBase {
 
     ea_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
            {T(s_.mu), T(s_.kappa), T(s_.damage.gamma), T(s_.damage.m), T(s_.damage.psi0)},
-           failure_.data()};
+           checks_.data(), warp_min_j_.data()};
     na_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
            a_.data(), mask_.data(), T(s_.b), T(s_.c),
            {T(s_.a_factor * s_.gravity[0]), T(s_.a_factor * s_.gravity[1]), T(s_.a_factor * s_.gravity[2])}};
@@ -390,10 +450,17 @@ class TledCuda final : public TledSimulationBase {
     for (size_t k = 0; k < s_.curves.size(); ++k) ba_.curves[k] = s_.curves[k];
   }
 
+  static ElementChecks fresh_checks() { return {0, ULLONG_MAX, ULLONG_MAX, 0, 0}; }
+  std::vector<T> fresh_warp_minima() const {
+    const size_t warps = size_t(blocks_for(s_.num_elements, kElementBlock)) * (kElementBlock / 32);
+    return std::vector<T>(warps, std::numeric_limits<T>::infinity());
+  }
+
   // The three kernels of one step at parity p (u^n in U[p], u^{n-1} in U[1-p], counter in ctr[p]).
-  void enqueue_element(int p) {
+  void enqueue_element(int p) { enqueue_element(p, ea_); }
+  void enqueue_element(int p, const ElementArgs<T>& ea) {
     tled_element_kernel<T, Texture, Damage, Asm><<<blocks_for(s_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
-        ea_, U_[p].data(), Texture ? tex_[p].get() : 0, step_ctr_.data() + p);
+        ea, U_[p].data(), Texture ? tex_[p].get() : 0, step_ctr_.data() + p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_node(int p, T* out) {
@@ -432,30 +499,23 @@ class TledCuda final : public TledSimulationBase {
     EB_CUDA_CHECK(cudaGraphDestroy(graph));
   }
 
-  void check_failure() {
-    unsigned long long f = 0;
-    EB_CUDA_CHECK(cudaMemcpy(&f, failure_.data(), sizeof(f), cudaMemcpyDeviceToHost));
-    if (f == ULLONG_MAX) return;
-    const int64_t element = int64_t(f & 0xffffffffull), step = int64_t(f >> 32);
-    // det F of that element in the current (later) state, for the message.
-    const std::vector<T> u = U_[parity()].to_host();
-    T ue[8][3], G[9], F[9];
-    for (int a = 0; a < 8; ++a)
-      for (int d = 0; d < 3; ++d) ue[a][d] = u[3 * size_t(s_.connectivity[8 * element + a]) + d];
-    for (int k = 0; k < 9; ++k) G[k] = T(s_.G[9 * element + k]);
-    deformation_gradient(ue, G, F);
-    report_inverted(element, step, double(det3(F)));
-  }
-
-  // Kernel-level timing on the current state without changing it (the node and boundary
-  // kernels write to a scratch buffer; the element kernel is idempotent for a fixed state),
-  // registers per thread, and a STREAM triad on the same device for reference.
+  // Kernel-level timing on the current state without changing it: the node and boundary
+  // kernels write to a scratch buffer, the element kernel is idempotent for a fixed state and
+  // counts its checks into scratch counters (the run's own counts stay as they were), and
+  // registers per thread. The device's bandwidth ceiling is the caller's to measure
+  // (cuda_stream_triad_gbps), outside any run.
   nlohmann::json profile() {
-    if (!profile_.is_null()) return profile_;
     nlohmann::json j;
     try {
       const int p = parity();
       cuda::DeviceBuffer<T> scratch(3 * size_t(s_.num_nodes), "tled profiling scratch");
+      cuda::DeviceBuffer<ElementChecks> scratch_checks(1, "tled profiling checks");
+      scratch_checks.upload(std::vector<ElementChecks>{fresh_checks()});
+      cuda::DeviceBuffer<T> scratch_minima;
+      scratch_minima.upload(fresh_warp_minima());
+      ElementArgs<T> ea = ea_;
+      ea.checks = scratch_checks.data();
+      ea.warp_min_j = scratch_minima.data();
       EB_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), U_[1 - p].data(), scratch.bytes(), cudaMemcpyDeviceToDevice, stream_));
       constexpr int reps = 30;
       cudaEvent_t ev[4];
@@ -466,7 +526,7 @@ class TledCuda final : public TledSimulationBase {
       NodeArgs<T> na = na_;
       for (int r = 0; r < reps + 3; ++r) {
         EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
-        enqueue_element(p);
+        enqueue_element(p, ea);
         EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
         tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
             na, U_[p].data(), scratch.data(), scratch.data());
@@ -511,6 +571,7 @@ class TledCuda final : public TledSimulationBase {
       j["node_bytes_model"] = node_bytes;
       j["element_effective_gbps"] = elem_bytes / (me * 1e-6) / 1e9;
       j["node_effective_gbps"] = node_bytes / (mn * 1e-6) / 1e9;
+      j["bytes_convention"] = "compulsory (each array once per kernel, u once per node: PERF_NOTES.md)";
       j["repetitions"] = reps;
       cudaFuncAttributes fa{};
       EB_CUDA_CHECK(cudaFuncGetAttributes(&fa, tled_element_kernel<T, Texture, Damage, Asm>));
@@ -525,28 +586,6 @@ class TledCuda final : public TledSimulationBase {
       j["element_blocks_per_sm"] = per_sm;
       j["element_block"] = kElementBlock;
 
-      // STREAM triad a = b + s c over 3 x 256 MiB (well beyond the L2) in this precision.
-      const int64_t n = int64_t(256) * 1024 * 1024 / int64_t(sizeof(T));
-      cuda::DeviceBuffer<T> A(n, "stream triad a"), B(n, "stream triad b"), C(n, "stream triad c");
-      B.fill_zero();
-      C.fill_zero();
-      EB_CUDA_CHECK(cudaDeviceSynchronize());  // the memsets ran on the legacy stream
-      int sms = 0;
-      EB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-      std::vector<double> tt;
-      for (int r = 0; r < 12; ++r) {
-        EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
-        stream_triad_kernel<T><<<unsigned(sms) * 8, 256, 0, stream_>>>(A.data(), B.data(), C.data(), T(3), n);
-        EB_CUDA_CHECK_LAUNCH();
-        EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
-        EB_CUDA_CHECK(cudaEventSynchronize(ev[1]));
-        float ms = 0;
-        EB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
-        if (r >= 2) tt.push_back(ms);
-      }
-      const double triad_gbps = 3.0 * double(n) * w / (median(tt) * 1e-3) / 1e9;
-      j["stream_triad_gbps"] = triad_gbps;
-      j["element_fraction_of_triad"] = j["element_effective_gbps"].get<double>() / triad_gbps;
       for (auto& e : ev) cudaEventDestroy(e);
       j["note"] =
           "kernel times are medians of individually event-timed launches on the final state; the time loop "
@@ -554,8 +593,7 @@ class TledCuda final : public TledSimulationBase {
     } catch (const std::exception& ex) {
       j["error"] = ex.what();
     }
-    profile_ = j;
-    return profile_;
+    return j;
   }
 
   int device_ = 0;
@@ -564,14 +602,13 @@ class TledCuda final : public TledSimulationBase {
   cudaGraphExec_t graph_exec_ = nullptr;
   cuda::EventTimer timer_;
   std::size_t allocated_ = 0;
-  nlohmann::json profile_;
 
   cuda::DeviceBuffer<int32_t> conn_, slot_offset_, slot_index_, force_node_, force_curve_, presc_node_, presc_curve_;
-  cuda::DeviceBuffer<T> G_, V_, a_, beta_, fe_, fnode_, force_value_, presc_value_;
+  cuda::DeviceBuffer<T> G_, V_, a_, beta_, fe_, fnode_, force_value_, presc_value_, warp_min_j_;
   cuda::DeviceBuffer<T> U_[2];
   cuda::DeviceBuffer<uint8_t> mask_, force_free_, presc_mask_;
   cuda::DeviceBuffer<long long> step_ctr_;
-  cuda::DeviceBuffer<unsigned long long> failure_;
+  cuda::DeviceBuffer<ElementChecks> checks_;
   TextureObject tex_[2];
   ElementArgs<T> ea_{};
   NodeArgs<T> na_{};

@@ -1,8 +1,7 @@
 #include "solvers/tled/tled_simulation.h"
 
-#include <sstream>
-
-#include "meshes/errors.h"
+#include <algorithm>
+#include <cmath>
 
 namespace eb::tled {
 
@@ -17,12 +16,23 @@ nlohmann::json TledSimulationBase::details() const {
   return j;
 }
 
-void TledSimulationBase::report_inverted(int64_t element, int64_t step, double J) const {
-  std::ostringstream msg;
-  msg << "tled: element " << element << " inverted or non-finite (det F = " << J << ") at step " << step
-      << " (t = " << double(step) * s_.dt << " s); the time step " << s_.dt
-      << " s may be too large or the loading too fast";
-  throw RuntimeFailure(msg.str());
+void TledSimulationBase::record_checks(int64_t step, int64_t inverted, int64_t first_inverted, double min_det_f,
+                                       int64_t first_nonfinite) {
+  if (inverted > 0) {
+    counts_.inverted_element_steps += inverted;
+    if (counts_.first_inverted_step < 0) {
+      counts_.first_inverted_step = step;
+      counts_.first_inverted_element = first_inverted;
+    }
+  }
+  if (std::isfinite(min_det_f)) counts_.min_det_f = std::min(counts_.min_det_f, min_det_f);
+  if (first_nonfinite >= 0) {
+    ++counts_.nonfinite_steps;
+    if (counts_.first_nonfinite_step < 0) {
+      counts_.first_nonfinite_step = step;
+      counts_.first_nonfinite_element = first_nonfinite;
+    }
+  }
 }
 
 }  // namespace eb::tled

@@ -53,8 +53,65 @@ assert all(f in pvd for f in frames)
 rows = open(os.path.join(d, "timeseries.csv")).read().splitlines()
 assert rows[0].startswith("step,time,") and "corner_uz" in rows[0] and len(rows) >= 3
 PY
-  check divergence-exit-1 1 "inverted" -- "$eb" run --method tled --scenario cube-compression --set time.dt=0.01 --steps 200 --quiet --out "$tmp/div"
-  [ ! -e "$tmp/div" ] && echo "ok   divergence-leaves-nothing" || { echo "FAIL divergence-leaves-nothing"; fails=$((fails+1)); }
+  $py - "$tmp/ok" <<'PY' && echo "ok   valid-run-validity" || { echo "FAIL valid-run-validity"; fails=$((fails+1)); }
+import json, os, sys
+v = json.load(open(os.path.join(sys.argv[1], "summary.json")))["validity"]
+assert v["valid"] is True and v["reasons"] == [] and v["first_invalid_step"] is None, v
+assert v["det_f_checked"] is True and v["inverted_element_steps"] == 0 and 0 < v["min_det_f"] <= 1, v
+PY
+  # Ten times the stable step: elements invert, then the state overflows. The run stops at the
+  # non-finite state, exits 1 naming the first inverted element and its step, and keeps
+  # summary.json (valid: false) to document it; --allow-invalid does not accept a divergence.
+  div_args=(run --method tled --scenario cube-compression --set time.dt=0.01 --steps 200 --quiet)
+  check divergence-exit-1 1 "element [0-9]+ inverted .* at step [0-9]+" -- "$eb" "${div_args[@]}" --out "$tmp/div"
+  check divergence-not-allowed 1 "diverged at step [0-9]+" -- "$eb" "${div_args[@]}" --allow-invalid --out "$tmp/div2"
+  first=$($py - "$tmp/div" <<'PY'
+import json, os, sys
+s = json.load(open(os.path.join(sys.argv[1], "summary.json")))
+v = s["validity"]
+assert v["valid"] is False and s["time"]["stopped_by"] == "non-finite state", v
+assert v["nonfinite"]["first_step"] is not None and v["first_invalid_step"] <= v["nonfinite"]["first_step"], v
+f = v["first_inverted"]
+assert v["inverted_element_steps"] > 0 and f["element"] >= 0 and f["step"] >= 0, v
+assert any(("element %d" % f["element"]) in r and ("step %d" % f["step"]) in r for r in v["reasons"]), v
+print(f["element"], f["step"])
+PY
+  ) && echo "ok   divergence-keeps-summary" || { echo "FAIL divergence-keeps-summary"; fails=$((fails+1)); }
+  # The same run stopped one step after the first inverted state was checked (the element
+  # loop checks state n during step n + 1): invalid but finite. Exit 1 naming the element and
+  # the step; with --allow-invalid exit 0 and summary.json says valid: false.
+  if [ -n "$first" ]; then
+    read -r el st <<<"$first"
+    inv_args=(run --method tled --scenario cube-compression --set time.dt=0.01 --steps $((st + 1)) --quiet)
+    check invalid-exit-1 1 "warning: .*invalid run: element $el inverted .* at step $st" -- "$eb" "${inv_args[@]}" --out "$tmp/inv"
+    check invalid-allowed 0 "warning: .*element $el inverted .* at step $st" -- "$eb" "${inv_args[@]}" --allow-invalid --out "$tmp/inv2"
+    $py - "$tmp/inv" "$tmp/inv2" "$el" "$st" <<'PY' && echo "ok   invalid-summaries" || { echo "FAIL invalid-summaries"; fails=$((fails+1)); }
+import json, os, sys
+for d in sys.argv[1:3]:
+    s = json.load(open(os.path.join(d, "summary.json")))
+    v = s["validity"]
+    assert v["valid"] is False and s["time"]["stopped_by"] != "non-finite state", (d, v)
+    assert v["first_inverted"] == {"element": int(sys.argv[3]), "step": int(sys.argv[4])}, v
+    assert v["first_invalid_step"] == int(sys.argv[4]) and v["nonfinite"]["first_step"] is None, v
+PY
+  fi
+  for flag in --steps --vtk-every --threads --warmup; do
+    check "negative-count$flag" 2 "$flag must be >= " -- "$eb" run --method tled --scenario cube-compression $flag -3 --out "$tmp/neg"
+  done
+  check zero-steps 2 "--steps must be >= 1" -- "$eb" run --method tled --scenario cube-compression --steps 0 --out "$tmp/neg"
+  check set-negative-steps 2 "time.steps' must be >= 0" -- "$eb" run --method tled --scenario cube-compression --set time.steps=-3 --out "$tmp/neg"
+  check set-zero-max-steps 2 "time.max_steps" -- "$eb" run --method tled --scenario cube-compression --set time.max_steps=0 --out "$tmp/neg"
+  check set-negative-vtk 2 "output.vtk_every' must be >= 0" -- "$eb" run --method tled --scenario cube-compression --set output.vtk_every=-1 --out "$tmp/neg"
+  [ ! -e "$tmp/neg" ] && echo "ok   bad-counts-leave-nothing" || { echo "FAIL bad-counts-leave-nothing"; fails=$((fails+1)); }
+fi
+# issue 9: a load that inverts hexmg's elements (a 1 m beam sagging kilometres under 1e9 g)
+# exits 1. The growth bound catches it already; naming the first inverted element needs
+# hexmg's validity(): set EB_CHECK_HEXMG_VALIDITY=0 to skip that part until it has landed.
+if grep -q '"method": "hexmg"' "$tmp/list.json"; then
+  hexmg_pattern="invalid"
+  [ "${EB_CHECK_HEXMG_VALIDITY:-1}" = 1 ] && hexmg_pattern="element [0-9]+ inverted .* at step [0-9]+"
+  check hexmg-inverting-load-exit-1 1 "$hexmg_pattern" -- "$eb" run -m hexmg -b cpu -s cantilever \
+    --set 'boundary.gravity=[0,0,-1e9]' --set time.steps=50 --quiet --out "$tmp/hexmg_inv"
 fi
 check unknown-backend 2 "unknown backend 'opencl'.*cpu, cuda" -- "$eb" run --method nosuch --backend opencl --scenario cantilever --out "$tmp/r"
 check unknown-precision 2 "unknown precision 'fp16'" -- "$eb" run --method nosuch --precision fp16 --scenario cantilever --out "$tmp/r"

@@ -1,7 +1,9 @@
 // Device utilities against their host-side contract. Skipped (reported as skipped) without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
@@ -67,4 +69,14 @@ TEST_F(CudaUtils, EventTimerRecordsEveryPhase) {
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].steps, 3);
   EXPECT_GT(s[0].min_ms, 0.0);
+}
+
+TEST_F(CudaUtils, PeakResetsToWhatIsHeldNow) {
+  const std::size_t held = eb::cuda_tracked_bytes();
+  { eb::cuda::DeviceBuffer<char> big(std::size_t(8) << 20, "earlier run"); }
+  EXPECT_GE(eb::cuda_peak_tracked_bytes(), held + (std::size_t(8) << 20));
+  eb::cuda_reset_peak_tracked_bytes();
+  EXPECT_EQ(eb::cuda_peak_tracked_bytes(), held);
+  eb::cuda::DeviceBuffer<char> small(std::size_t(1) << 20, "this run");
+  EXPECT_EQ(eb::cuda_peak_tracked_bytes(), held + (std::size_t(1) << 20));
 }

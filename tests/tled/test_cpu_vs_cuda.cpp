@@ -3,6 +3,10 @@
 // backends; the remaining differences are FMA contraction and library cbrt/exp rounding.
 #include <cmath>
 
+#include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/runner.h"
+#include "solvers/tled/tled_simulation.h"
+
 #include "tests/tled/tled_test_util.h"
 
 namespace eb::tled::test {
@@ -63,6 +67,91 @@ INSTANTIATE_TEST_SUITE_P(Tled, CpuVsCuda,
                          ::testing::Values(Pair{Precision::Fp32, false, false}, Pair{Precision::Fp32, true, true},
                                            Pair{Precision::Fp64, false, true}, Pair{Precision::Fp64, true, false}),
                          pair_name);
+
+// Uploads (legacy stream) must land before the first kernels (the simulation's stream) read
+// them: a step-loaded cube starts from a displaced state, so a kernel that ran ahead of its
+// upload would start from zeros. Fresh simulations, one step each, several times.
+TEST(CudaOrdering, FirstStepAfterUploadMatchesCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  const Scenario sc = cube(12, {"boundary.prescribed.0.curve.shape=step"});
+  auto cpu = make(sc, Backend::Cpu, Precision::Fp64);
+  cpu->advance(1);
+  for (int rep = 0; rep < 10; ++rep) {
+    auto gpu = make(sc, Backend::Cuda, Precision::Fp64);
+    gpu->advance(1);
+    double umax = 0;
+    EXPECT_LT(relative_difference(*cpu, *gpu, &umax), 1e-12) << "repetition " << rep;
+    ASSERT_GT(umax, 1e-3);
+  }
+}
+
+// Both backends see the first inversion of an unstable run at the same element and step.
+TEST(CudaValidity, FirstInversionAgreesWithCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  const Scenario sc = cube(4, {"time.dt=0.01", "boundary.prescribed.0.curve.duration=0.2"});
+  auto cpu = make(sc, Backend::Cpu, Precision::Fp64);
+  auto gpu = make(sc, Backend::Cuda, Precision::Fp64);
+  for (int k = 0; k < 200 && cpu->validity().inverted_element_steps == 0; ++k) {
+    cpu->advance(1);
+    gpu->advance(1);
+  }
+  const ValidityCounts c = cpu->validity(), g = gpu->validity();
+  ASSERT_GT(c.inverted_element_steps, 0);
+  EXPECT_EQ(g.first_inverted_step, c.first_inverted_step);
+  EXPECT_EQ(g.first_inverted_element, c.first_inverted_element);
+  EXPECT_EQ(g.inverted_element_steps, c.inverted_element_steps);
+}
+
+// A valid run: the same smallest det F on both backends.
+TEST(CudaValidity, MinDetFAgreesWithCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  const Scenario sc = cube(6, {"boundary.prescribed.0.curve.duration=1.0"});
+  auto cpu = make(sc, Backend::Cpu, Precision::Fp64);
+  auto gpu = make(sc, Backend::Cuda, Precision::Fp64);
+  cpu->advance(333);
+  gpu->advance(333);
+  EXPECT_NEAR(gpu->validity().min_det_f, cpu->validity().min_det_f, 1e-10);
+  EXPECT_EQ(gpu->validity().inverted_element_steps, 0);
+}
+
+// The kernel profile is a measurement on the final state: it changes neither the state nor the
+// run's validity counts.
+TEST(CudaProfile, KernelProfileLeavesStateAndCountsAlone) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  auto gpu = make(cube(6, {"time.dt=0.01", "boundary.prescribed.0.curve.duration=0.2"}), Backend::Cuda, Precision::Fp32);
+  while (gpu->validity().inverted_element_steps == 0 && gpu->validity().nonfinite_steps == 0) gpu->advance(1);
+  const ValidityCounts before = gpu->validity();
+  std::vector<double> u0, v0, u1, v1;
+  gpu->copy_state_to_host(u0, v0);
+  const nlohmann::json prof = dynamic_cast<TledSimulationBase&>(*gpu).kernel_profile();
+  gpu->copy_state_to_host(u1, v1);
+  EXPECT_FALSE(prof.contains("error")) << prof.dump();
+  EXPECT_GT(prof.value("element_us", 0.0), 0.0);
+  EXPECT_EQ(gpu->validity().inverted_element_steps, before.inverted_element_steps);
+  for (size_t i = 0; i < u0.size(); ++i) {
+    if (std::isnan(u0[i])) continue;
+    ASSERT_EQ(u0[i], u1[i]) << i;
+  }
+}
+
+// Each run reports its own peak device memory: not the memory of runs before it, nor what the
+// process holds outside it.
+TEST(CudaMemory, PeakDeviceBytesArePerRun) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  RunRequest req;
+  req.method = "tled";
+  req.options.backend = Backend::Cuda;
+  req.options.precision = Precision::Fp32;
+  req.scenario = cube(5);
+  req.steps = 20;
+  req.quiet = true;
+  req.write_files = false;
+  const auto first = run_simulation(req)["memory"]["peak_device_bytes"].get<std::size_t>();
+  cuda::DeviceBuffer<char> outside(std::size_t(64) << 20, "held by the caller");
+  const auto second = run_simulation(req)["memory"]["peak_device_bytes"].get<std::size_t>();
+  EXPECT_GT(first, 0u);
+  EXPECT_EQ(second, first);
+}
 
 }  // namespace
 }  // namespace eb::tled::test
