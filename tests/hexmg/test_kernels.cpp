@@ -30,9 +30,9 @@
 //  - coarsest CG: stops on its own tolerance (1e-10 fp64, 1e-6 fp32), so iterates of two
 //    summation orders differ by what that tolerance leaves, not by rounding. Checked: the true
 //    residual |b - A u| / |b| of the subject's solution (computed here in fp64) below 1e-9
-//    (fp64) or 1e-5 + 4 kappa(A) eps32 (fp32: the solution itself is rounded to fp32), the
-//    forward error against the oracle within kappa(A) times both residuals, and, in fp64, the
-//    same number of iterations within 1.
+//    (fp64) or 1e-5 + 50 eps32 |A||u|/|b| (fp32: rounding u alone to fp32 leaves eps32 |A||u|;
+//    the iteration adds to it), the forward error against the oracle within kappa(A) times both
+//    residuals, and, in fp64, the same number of iterations within 5% + 1.
 // The 13-warp CUDA Gauss-Seidel computes each vertex of a colour from the previous colours only,
 // exactly as the CPU colour-ordered sweep, so the two agree up to rounding.
 #include <Eigen/Dense>
@@ -510,7 +510,10 @@ class KernelPhases : public ::testing::TestWithParam<KernelCase> {
     EXPECT_LE(ro, 1e-9);
     EXPECT_LE(rs, res_tol);
     EXPECT_LE(fwd, kappa * (ro + rs) * 1.01 + 1e-15) << "forward error beyond what the residuals allow";
-    if (!fp32()) EXPECT_NEAR(it_s, it_o, 1.0);
+    // The same iteration in fp64 stops within a few iterations of the oracle: where the residual
+    // stagnates near the tolerance, rounding moves the crossing (H100, bunny coarse level with
+    // kappa 6e5: 94 vs 96).
+    if (!fp32()) EXPECT_LE(std::abs(it_s - it_o), 0.05 * it_o + 1.0);
     EXPECT_GT(it_s, 0.0);
   }
 
