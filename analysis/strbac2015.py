@@ -7,7 +7,10 @@
 Draws Figs. 2-5 (PNG and PDF) and writes FIGURES_DIR/strbac2015.md with Tables 3-4, the
 accuracy and the kernel performance, each with the published value (analysis/published/
 strbac2015.json, cited by section), ours and their ratio. Missing data (e.g. no GPU rows in a
-CPU-only run) is reported as "not run". `build(results_dir, figures_dir)` returns the Markdown.
+CPU-only run) is reported as "not run"; a row of an invalid run (its "validity" column) shows
+"invalid: <reason>" in place of its numbers and is left out of the figures. Bandwidths are in
+compulsory bytes, set against STREAM triad measured in the same session (GPU per precision,
+CPU per thread count). `build(results_dir, figures_dir)` returns the Markdown.
 Uses only Debian's numpy, pandas and matplotlib.
 """
 import json
@@ -21,6 +24,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from portable_paths import portable_paths  # noqa: E402
+from run_validity import NOT_RECORDED, row_validity  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOT_RUN = "not run"
@@ -61,6 +67,8 @@ def fmt(v, digits=3):
 
 
 def ratio(ours, published):
+    if isinstance(ours, str):  # the reason an invalid run has no number
+        return ""
     if ours is None or published in (None, 0) or (isinstance(ours, float) and math.isnan(ours)):
         return NOT_RUN
     return fmt(ours / published)
@@ -76,7 +84,8 @@ def md_table(header, rows):
 def comparison_row(label, pub, key, ours, unit=""):
     entry = pub["values"].get(key, {})
     p = entry.get("value")
-    return [label, fmt(p) + (f" {unit}" if p is not None and unit else ""), fmt(ours) + (f" {unit}" if ours is not None and unit else ""),
+    number = ours is not None and not isinstance(ours, str)
+    return [label, fmt(p) + (f" {unit}" if p is not None and unit else ""), fmt(ours) + (f" {unit}" if number and unit else ""),
             ratio(ours, p), entry.get("cite", "")]
 
 
@@ -97,12 +106,52 @@ def pick(df, **conds):
 
 
 def value_at(df, per_edge, col):
+    """An identifying column (elements, steps) at per_edge, whatever the run's validity."""
     if df is None:
         return None
     r = df[df["per_edge"] == per_edge]
     if not len(r) or pd.isna(r[col].iloc[0]):
         return None
     return float(r[col].iloc[0])
+
+
+def invalid(row):
+    """The reason a CSV row's run is invalid, or None (valid, or validity not recorded)."""
+    ok, reason = row_validity(row)
+    return reason if ok is False else None
+
+
+def lookup(df, per_edge, col):
+    """A measured figure at per_edge: a number, "invalid: <reason>" for an invalid run, or None."""
+    if df is None:
+        return None
+    r = df[df["per_edge"] == per_edge]
+    if not len(r):
+        return None
+    reason = invalid(r.iloc[0])
+    if reason:
+        return reason
+    return None if pd.isna(r[col].iloc[0]) else float(r[col].iloc[0])
+
+
+def number(v):
+    return v if isinstance(v, float) else None
+
+
+def valid_only(df):
+    """The rows a figure may draw: invalid runs left out."""
+    if df is None or "validity" not in df.columns:
+        return df
+    out = df[~df["validity"].astype(str).str.startswith("invalid")]
+    return out if len(out) else None
+
+
+def effective_gbps(r):
+    """Whole-step GB/s in compulsory bytes (bytes_per_step / ms_per_step; older CSVs lack the column)."""
+    v = r.get("effective_gbps", np.nan)
+    if pd.isna(v) and not pd.isna(r.get("bytes_per_step", np.nan)) and r.get("ms_per_step", 0):
+        v = float(r["bytes_per_step"]) / (float(r["ms_per_step"]) * 1e-3) / 1e9
+    return None if pd.isna(v) else float(v)
 
 
 # ---- the paper's figures and tables -------------------------------------------------------------
@@ -137,7 +186,7 @@ def ccx_explicit(calculix):
 
 def fig_time_per_step(scaling, calculix, figures_dir):
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for name, g in series(scaling):
+    for name, g in series(valid_only(scaling)):
         ax.loglog(g["elements"], g["ms_per_step"], "o-", label=name)
     cx = ccx_explicit(calculix)
     if cx is not None:
@@ -155,7 +204,7 @@ def fig_speedup(scaling, calculix, figures_dir):
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     drawn = False
     if cx is not None:
-        for name, g in series(scaling):
+        for name, g in series(valid_only(scaling)):
             m = g.merge(cx[["per_edge", "ms_per_increment"]], on="per_edge")
             if len(m):
                 # The paper corrects for Abaqus' 2/3 step: per-step times are compared directly,
@@ -175,6 +224,7 @@ def fig_speedup(scaling, calculix, figures_dir):
 
 def fig_regimes(regimes, figures_dir):
     fig, ax = plt.subplots(figsize=(7, 4.2))
+    regimes = valid_only(regimes)
     if regimes is None:
         ax.text(0.5, 0.5, "regimes not run", ha="center", va="center", transform=ax.transAxes)
         save(fig, figures_dir, "strbac2015_fig2_regimes")
@@ -229,22 +279,22 @@ def table3(scaling, calculix, pub):
         extra = []
         for c in cols:
             g = named.get(c)
-            v = value_at(g, n, "total_s")
+            v = lookup(g, n, "total_s")
             row.append(fmt(v))
-            if g is not None and v is not None and int(g[g["per_edge"] == n]["extrapolated"].iloc[0]):
+            if number(v) is not None and int(g[g["per_edge"] == n]["extrapolated"].iloc[0]):
                 extra.append(c)
         cxt = value_at(cx, n, "total_s")
         row.append(fmt(cxt))
         if cxt is not None:
             extra.append("CalculiX")
-        gpu = value_at(named.get("GPU fp32 (texture)"), n, "ms_per_step")
+        gpu = number(lookup(named.get("GPU fp32 (texture)"), n, "ms_per_step"))
         cms = value_at(cx, n, "ms_per_increment")
         row.append(fmt(cms / gpu) if gpu and cms else NOT_RUN)
         row.append(", ".join(extra) if extra else "")
         rows.append(row)
     out = md_table(header, rows)
     gpu = named.get("GPU fp32 (texture)")
-    ours_small, ours_big = value_at(gpu, 5, "total_s"), value_at(gpu, 45, "total_s")
+    ours_small, ours_big = lookup(gpu, 5, "total_s"), lookup(gpu, 45, "total_s")
     cmp_rows = [
         comparison_row("steps, 5 per edge", pub, "steps_5_per_edge", value_at(scaling, 5, "steps_total") if scaling is not None else None),
         comparison_row("steps, 45 per edge", pub, "steps_45_per_edge", value_at(scaling, 45, "steps_total") if scaling is not None else None),
@@ -253,12 +303,13 @@ def table3(scaling, calculix, pub):
         comparison_row("reference code total, 125 elements (s) [Abaqus / our CalculiX]", pub, "abaqus_total_s_125", value_at(cx, 5, "total_s")),
         comparison_row("reference code total, 91,125 elements (s) [Abaqus / our CalculiX]", pub, "abaqus_total_s_91125", value_at(cx, 45, "total_s")),
     ]
-    g20 = value_at(gpu, 20, "ms_per_step")
+    g20 = lookup(gpu, 20, "ms_per_step")
     cmp_rows.append(comparison_row("8,000 elements x 25,000 steps (s)", pub, "gpu_8000_elements_25000_steps_s",
-                                   g20 * 25000 / 1000 if g20 else None))
+                                   g20 * 25000 / 1000 if number(g20) else g20))
     sp = None
-    if gpu is not None and cx is not None:
-        m = gpu.merge(cx[["per_edge", "ms_per_increment"]], on="per_edge")
+    gpu_valid = valid_only(gpu)
+    if gpu_valid is not None and cx is not None:
+        m = gpu_valid.merge(cx[["per_edge", "ms_per_increment"]], on="per_edge")
         if len(m):
             s = m["ms_per_increment"] / m["ms_per_step"]
             sp = (float(s.min()), float(s.max()))
@@ -280,9 +331,9 @@ def table4(scaling, pub):
         else:
             sub = sub[sub["threads"] == sub["threads"].max()]
         for n in sorted(set(sub["per_edge"])):
-            a = value_at(sub[sub["precision"] == "fp32"], n, "ms_per_step")
-            b = value_at(sub[sub["precision"] == "fp64"], n, "ms_per_step")
-            rows.append([backend, n, fmt(a), fmt(b), fmt(b / a) if a and b else NOT_RUN])
+            a = lookup(sub[sub["precision"] == "fp32"], n, "ms_per_step")
+            b = lookup(sub[sub["precision"] == "fp64"], n, "ms_per_step")
+            rows.append([backend, n, fmt(a), fmt(b), fmt(b / a) if number(a) and number(b) else NOT_RUN])
     p = pub["values"]["fp64_throughput_fraction_best"]["value"]
     note = (f"Published (Table 4 text): the best card (K20c) ran fp64 at about {int(p * 100)}% of its fp32 throughput, "
             f"i.e. an fp64/fp32 time ratio of about {1 / p:.2f}; the GTX 980 and 780 were the least favourable. "
@@ -295,12 +346,20 @@ def regimes_table(regimes, pub):
         return NOT_RUN
     rows = []
     for _, r in regimes.iterrows():
+        reason = invalid(r)
+        if reason:
+            rows.append([r["backend"], r["precision"], "on" if r["texture"] else "off", "on" if r["damage"] else "off",
+                         reason, "", "", "yes" if int(r["extrapolated"]) else "no"])
+            continue
         rows.append([r["backend"], r["precision"], "on" if r["texture"] else "off", "on" if r["damage"] else "off",
                      fmt(float(r["ms_per_step"])), fmt(float(r["total_s"])),
                      fmt(r.get("element_registers")) if not pd.isna(r.get("element_registers", np.nan)) else "",
                      "yes" if int(r["extrapolated"]) else "no"])
     out = md_table(["backend", "precision", "texture", "damage", "ms/step", "total s", "element kernel registers", "extrapolated"], rows)
     effects = []
+    regimes = valid_only(regimes)
+    if regimes is None:
+        return out
     for prec in ("fp32", "fp64"):
         for tex in (0, 1):
             a = pick(regimes, precision=prec, texture=tex, damage=0)
@@ -327,11 +386,12 @@ def accuracy_table(scaling, calculix, pub):
     if scaling is not None:
         full = scaling[(scaling["extrapolated"] == 0) & (scaling["damage"] == 0)]
         for _, r in full.iterrows():
-            if pd.isna(r["corner_rel_error"]):
+            reason = invalid(r)
+            if not reason and pd.isna(r["corner_rel_error"]):
                 continue
             label = f"{r['backend']} {r['precision']}" + (f" {int(r['threads'])} thr" if r["backend"] == "cpu" else (" texture" if r["texture"] else ""))
             rows.append(comparison_row(f"TLED {label}, {int(r['per_edge'])} per edge: corner error vs exact", pub,
-                                       "max_node_deviation", float(r["corner_rel_error"])))
+                                       "max_node_deviation", reason or float(r["corner_rel_error"])))
     st = pick(calculix, kind="static", status="ok")
     if st is not None:
         for _, r in st.iterrows():
@@ -350,20 +410,70 @@ def performance_table(scaling, regimes, pub):
         return "GPU kernel profile: " + NOT_RUN
     rows = []
     for _, r in src.iterrows():
+        reason = invalid(r)
+        if reason:
+            rows.append([r["precision"], "on" if r["texture"] else "off", "on" if r["damage"] else "off", int(r["elements"]),
+                         reason] + [""] * 7)
+            continue
         if pd.isna(r.get("element_us", np.nan)):
             continue
         frac = r["element_us"] / (r["ms_per_step"] * 1000) if r["ms_per_step"] else float("nan")
+        triad = float(r["stream_triad_gbps"]) if not pd.isna(r.get("stream_triad_gbps", np.nan)) else None
+        egb = float(r["element_gbps"]) if not pd.isna(r.get("element_gbps", np.nan)) else None
         rows.append([r["precision"], "on" if r["texture"] else "off", "on" if r["damage"] else "off", int(r["elements"]),
                      fmt(float(r["element_us"])), fmt(float(r["node_us"])), fmt(float(r["ms_per_step"]) * 1000),
-                     fmt(frac), fmt(float(r["element_gbps"])), fmt(float(r["stream_triad_gbps"])),
-                     fmt(float(r["element_gbps"]) / float(r["stream_triad_gbps"])), int(r["element_registers"])])
+                     fmt(frac), fmt(egb), fmt(triad), fmt(egb / triad) if egb and triad else NOT_RUN,
+                     int(r["element_registers"])])
     out = md_table(["precision", "texture", "damage", "elements", "element kernel us", "node kernel us", "graph step us",
-                    "element share of step", "element GB/s (model)", "STREAM triad GB/s", "fraction of triad", "registers"], rows)
+                    "element share of step", "element GB/s (compulsory bytes)", "STREAM triad GB/s",
+                    "element fraction of triad (compulsory bytes)", "registers"], rows)
     v = pub["values"]
     note = (f"Published: force kernel about {v['force_kernel_time_fraction']['value']:.0%} of the solution time "
             f"({v['force_kernel_time_fraction']['cite']}); about {v['force_kernel_registers_fp32']['value']} registers "
             f"({v['force_kernel_registers_fp32_damage']['value']} with damage) in fp32, roughly double in fp64.")
     return out + "\n\n" + note
+
+
+def bandwidth_table(scaling, meta):
+    """Whole-step effective bandwidth of every series at its densest size, against the triad of its
+    own backend measured in the same session (GPU: same precision; CPU: same thread count)."""
+    if scaling is None:
+        return NOT_RUN
+    rows = []
+    for name, g in series(scaling):
+        r = g.iloc[-1]
+        reason = invalid(r)
+        if reason:
+            rows.append([name, int(r["elements"]), reason, "", ""])
+            continue
+        gb = effective_gbps(r)
+        triad = r.get("stream_triad_gbps", np.nan)
+        triad = None if pd.isna(triad) else float(triad)
+        convention = r.get("bytes_convention", "compulsory")  # older CSVs: TLED's count was compulsory already
+        frac = r.get("fraction_of_triad", np.nan)
+        if pd.isna(frac) and gb and triad and convention == "compulsory":
+            frac = gb / triad
+        rows.append([name, int(r["elements"]), fmt(gb), fmt(triad) if triad else "not measured",
+                     fmt(float(frac)) if not pd.isna(frac) else "not measured"])
+    out = md_table(["series", "elements", "effective GB/s (compulsory bytes)", "STREAM triad GB/s (same session)",
+                    "fraction of triad"], rows)
+    notes_cache = ("A fraction near or above 1 means the step's working set stays in cache between steps (at 91,125 "
+                   "elements the step touches 24 MB in fp32 and 41 MB in fp64, within the H100's 50 MB L2): compulsory "
+                   "bytes are then more than the DRAM traffic, and only a profiler's DRAM count gives the latter.")
+    cpu = (meta.get("ceilings") or {}).get("cpu_triad")
+    notes = [meta.get("bandwidth_convention") or
+             "Bandwidths count compulsory bytes (each array once per kernel, u once per node: "
+             "solvers/tled/PERF_NOTES.md), never the bytes the kernels request."]
+    if cpu:
+        pts = ", ".join(f"{p['threads']}: {fmt(p['median_gbps'])}" for p in cpu.get("points", []))
+        notes.append(f"CPU STREAM triad in this session (threads: GB/s, median of {cpu['points'][0]['repetitions']}), "
+                     f"arrays of {cpu['array_bytes'] / 2**20:.0f} MiB: {pts}.")
+    else:
+        notes.append("CPU STREAM triad: not measured by these results (written before the driver measured it), so "
+                     "the CPU rows have no fraction of triad.")
+    if pick(scaling, backend="cuda") is not None:
+        notes.append(notes_cache)
+    return out + "\n\n" + " ".join(n.rstrip(".") + "." for n in notes)
 
 
 def build(results_dir, figures_dir):
@@ -382,6 +492,9 @@ def build(results_dir, figures_dir):
 
     md = ["## Strbac, Vander Sloten & Famaey 2015: TLED on GPUs", ""]
     md.append(f"Data: `{results_dir}`" + (" (quick run: CPU only, small meshes, truncated runs)" if meta.get("quick") else ""))
+    if scaling is not None and "validity" not in scaling.columns:
+        md.append(f"Validity: {NOT_RECORDED} for these results (written before runs recorded it); their numbers are "
+                  "shown as measured.")
     if meta.get("gpu_note"):
         md.append(f"GPU: {meta['gpu_note']}.")
     md.append(f"Published values: {pub['source_copy']}.")
@@ -405,7 +518,10 @@ def build(results_dir, figures_dir):
            "![regimes](strbac2015_fig2_regimes.png)", ""]
     md += ["### Accuracy (Sec. 3: within 0.3% of the reference on every node)", "", accuracy_table(scaling, calculix, pub), ""]
     md += ["### Fig. 5: fp32 round-off against fp64", ""]
-    if roundoff is None:
+    ro_validity = meta.get("roundoff", {}).get("validity", "valid")
+    if ro_validity != "valid":
+        md.append(ro_validity)
+    elif roundoff is None:
         md.append(NOT_RUN)
     else:
         last = roundoff.iloc[-1]
@@ -416,9 +532,10 @@ def build(results_dir, figures_dir):
                   "no number is quoted in the text.")
     md += ["", "![round-off](strbac2015_fig5_roundoff.png)", ""]
     md += ["### Force kernel performance", "", performance_table(scaling, regimes, pub), ""]
+    md += ["### Effective bandwidth against STREAM triad", "", bandwidth_table(scaling, meta), ""]
     if meta.get("notes"):
         md += ["Notes:", ""] + [f"- {n}" for n in meta["notes"]] + [""]
-    text = "\n".join(md)
+    text = portable_paths("\n".join(md))
     with open(os.path.join(figures_dir, "strbac2015.md"), "w") as f:
         f.write(text)
     return text

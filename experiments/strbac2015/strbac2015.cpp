@@ -5,8 +5,14 @@
 //   regimes.csv   Fig. 2 / Table 4: the eight regimes at the densest mesh
 //   roundoff.csv  Fig. 5: fp32 against fp64 displacement difference over the steps
 //   calculix.csv  CalculiX (ccx) static accuracy and explicit time per increment
-//   meta.json     parameters, machine, and every simplification (truncated runs, extrapolation)
+//   cpu_triad.csv the CPU's STREAM triad at 1..N threads, measured in this run (the ceiling the
+//                 CPU rows are set against; the GPU's triad is in meta.json "ceilings")
+//   meta.json     parameters, machine, ceilings, and every simplification (truncated runs,
+//                 extrapolation)
 //   runs/<label>/summary.json for every run_simulation call
+// No number from an invalid run (summary "validity") is tabulated: such a row keeps what
+// identifies it and says "invalid: <reason>" in its validity column. Bandwidths count
+// compulsory bytes (solvers/tled/PERF_NOTES.md); the bytes_convention column says so per row.
 // analysis/strbac2015.py turns these into the figures and tables.
 #include <algorithm>
 #include <chrono>
@@ -21,12 +27,15 @@
 #include "meshes/errors.h"
 #include "meshes/mesh_spec.h"
 #include "solvers/common/boundary.h"
+#include "solvers/common/cpu_stream.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/registry.h"
 #include "solvers/common/results.h"
 #include "solvers/common/runner.h"
+#include "solvers/common/validity.h"
 #include "solvers/tled/exact_solution.h"
 #include "solvers/tled/paper_cube.h"
+#include "solvers/tled/tled_simulation.h"
 
 namespace eb {
 namespace {
@@ -84,7 +93,32 @@ struct RunResult {
   nlohmann::json summary;
   long steps_total = 0, steps_timed = 0;
   double ms_per_step = 0;
+  bool valid = false;
+  std::string validity;  // "valid" or "invalid: <reason>"
 };
+
+// Bandwidth ceilings measured in this session: what each row is set against.
+struct Ceilings {
+  CpuTriad cpu;
+  double gpu_fp32 = 0, gpu_fp64 = 0;  // 0: not measured
+
+  // STREAM triad GB/s for a row's backend, precision and threads (0 when not measured).
+  double triad_for(const Config& c) const {
+    if (c.backend == Backend::Cuda) return c.precision == Precision::Fp32 ? gpu_fp32 : gpu_fp64;
+    for (const auto& p : cpu.points)
+      if (p.threads == c.threads) return p.median_gbps;
+    return 0;
+  }
+};
+
+// The kernel profile of a valid CUDA run, measured on its final state after the timed steps
+// (TledSimulationBase::kernel_profile): kept out of the run's own figures and memory peak.
+void add_kernel_profile(Simulation& sim, nlohmann::json& summary) {
+  auto* tled = dynamic_cast<tled::TledSimulationBase*>(&sim);
+  if (!tled || !run_is_valid(summary)) return;
+  nlohmann::json profile = tled->kernel_profile();
+  if (!profile.is_null()) summary["kernel_profile"] = std::move(profile);
+}
 
 // Runs one configuration: the full 5 s when `max_steps` allows, else the first `max_steps`
 // steps (time per step measured on those, total extrapolated; the CSV says which).
@@ -99,6 +133,7 @@ RunRequest cube_request(const ExperimentContext& ctx, const Config& c, const std
   req.scenario_origin = "cube-compression (strbac2015 overrides)";
   req.out_dir = out_dir;
   req.quiet = ctx.quiet;
+  req.after_run = add_kernel_profile;
   return req;
 }
 
@@ -115,6 +150,9 @@ RunResult run_config(const ExperimentContext& ctx, const Config& c, long max_ste
   r.steps_timed = std::min(r.steps_total, max_steps);
   if (r.steps_timed < r.steps_total) req.steps = int(r.steps_timed);
   r.summary = run_simulation(req);
+  std::string why;
+  r.valid = run_is_valid(r.summary, &why);
+  r.validity = r.valid ? "valid" : why;
   const auto& t = r.summary["timing"];
   r.ms_per_step = t["measured_steps"].get<double>() > 0 ? t["measured_ms"].get<double>() / t["measured_steps"].get<double>()
                                                          : 0.0;
@@ -123,29 +161,48 @@ RunResult run_config(const ExperimentContext& ctx, const Config& c, long max_ste
 
 std::string num(double v) { return CsvTable::num(v); }
 
+// effective_gbps = bytes_per_step / time per step in the row's bytes_convention; stream_triad_gbps
+// is the triad of the row's own backend (GPU: same precision; CPU: same thread count) measured
+// in this session, and fraction_of_triad their ratio (compulsory bytes only: requested bytes
+// would count cache re-reads as memory traffic). element_gbps is the element kernel alone
+// (kernel profile, compulsory-byte model).
 const std::vector<std::string> kRunColumns = {
     "backend", "precision", "threads", "texture", "damage", "per_edge", "elements", "nodes", "dt", "steps_total",
-    "steps_timed", "extrapolated", "ms_per_step", "total_s", "corner_ux", "corner_uy", "corner_uz",
+    "steps_timed", "extrapolated", "validity", "ms_per_step", "total_s", "corner_ux", "corner_uy", "corner_uz",
     "corner_rel_error", "element_us", "node_us", "element_registers", "element_gbps", "stream_triad_gbps",
-    "bytes_per_step", "flops_per_step"};
+    "bytes_per_step", "bytes_convention", "effective_gbps", "fraction_of_triad", "flops_per_step"};
 
-std::vector<std::string> run_row(const Config& c, const RunResult& r, const Scenario& sc) {
+std::vector<std::string> run_row(const Config& c, const RunResult& r, const Scenario& sc, const Ceilings& ceilings) {
   const auto& s = r.summary;
-  const auto& md = s["method_details"];
   const bool full = r.steps_timed == r.steps_total;
-  const auto prof = md.contains("kernel_profile") ? md["kernel_profile"] : nlohmann::json::object();
+  std::vector<std::string> row = {
+      to_string(c.backend), to_string(c.precision), c.backend == Backend::Cpu ? std::to_string(c.threads) : "",
+      c.texture ? "1" : "0", c.damage ? "1" : "0", std::to_string(c.per_edge),
+      std::to_string(s["mesh"]["elements"].get<long>()), std::to_string(s["mesh"]["nodes"].get<long>()),
+      num(s["time"]["dt"].get<double>()), std::to_string(r.steps_total), std::to_string(r.steps_timed),
+      full ? "0" : "1", r.validity};
+  if (!r.valid) {  // identification only: no figure of an invalid run is tabulated
+    row.resize(kRunColumns.size());
+    return row;
+  }
+  const auto prof = s.contains("kernel_profile") ? s["kernel_profile"] : nlohmann::json::object();
   auto pf = [&](const char* k) { return prof.contains(k) ? num(prof[k].get<double>()) : std::string(); };
   const auto& corner = s["probes"]["corner"];
-  return {to_string(c.backend), to_string(c.precision), c.backend == Backend::Cpu ? std::to_string(c.threads) : "",
-          c.texture ? "1" : "0", c.damage ? "1" : "0", std::to_string(c.per_edge),
-          std::to_string(s["mesh"]["elements"].get<long>()), std::to_string(s["mesh"]["nodes"].get<long>()),
-          num(s["time"]["dt"].get<double>()), std::to_string(r.steps_total), std::to_string(r.steps_timed),
-          full ? "0" : "1", num(r.ms_per_step), num(r.ms_per_step * double(r.steps_total) / 1000.0),
-          num(corner[0].get<double>()), num(corner[1].get<double>()), num(corner[2].get<double>()),
-          full && !c.damage ? num(exact_corner_error(sc, corner)) : "", pf("element_us"), pf("node_us"),
-          pf("element_registers"), pf("element_effective_gbps"), pf("stream_triad_gbps"),
-          s["performance"]["bytes_per_step"].is_null() ? "" : num(s["performance"]["bytes_per_step"].get<double>()),
-          s["performance"]["flops_per_step"].is_null() ? "" : num(s["performance"]["flops_per_step"].get<double>())};
+  const auto& perf = s["performance"];
+  const double bytes = perf["bytes_per_step"].is_null() ? 0.0 : perf["bytes_per_step"].get<double>();
+  const std::string convention = perf["bytes_convention"].is_string() ? perf["bytes_convention"].get<std::string>() : "";
+  const double gbps = bytes > 0 && r.ms_per_step > 0 ? bytes / (r.ms_per_step * 1e-3) / 1e9 : 0.0;
+  const double triad = ceilings.triad_for(c);
+  const std::vector<std::string> figures = {
+      num(r.ms_per_step), num(r.ms_per_step * double(r.steps_total) / 1000.0), num(corner[0].get<double>()),
+      num(corner[1].get<double>()), num(corner[2].get<double>()),
+      full && !c.damage ? num(exact_corner_error(sc, corner)) : "", pf("element_us"), pf("node_us"),
+      pf("element_registers"), pf("element_effective_gbps"), triad > 0 ? num(triad) : "", bytes > 0 ? num(bytes) : "",
+      convention, gbps > 0 ? num(gbps) : "",
+      gbps > 0 && triad > 0 && convention == "compulsory" ? num(gbps / triad) : "",
+      perf["flops_per_step"].is_null() ? "" : num(perf["flops_per_step"].get<double>())};
+  row.insert(row.end(), figures.begin(), figures.end());
+  return row;
 }
 
 // ---- Fig. 5: fp32 against fp64 over the run ---------------------------------------------------
@@ -167,9 +224,13 @@ void roundoff(const ExperimentContext& ctx, Backend backend, int per_edge, long 
   const long every = std::max(1L, steps / 200);
   CsvTable t({"step", "time", "max_abs_diff", "max_rel_diff", "rms_rel_diff", "max_u_fp64"});
   std::vector<double> u32, v32, u64, v64;
+  // These runs bypass the runner, so they are judged here as the runner would.
+  ValidityTracker valid32(bounding_box_diagonal(s32->nodes()), s32->dt()), valid64(bounding_box_diagonal(s64->nodes()), s64->dt());
   for (long k = 0; k <= steps;) {
     s32->copy_state_to_host(u32, v32);
     s64->copy_state_to_host(u64, v64);
+    valid32.check_state(k, u32, v32);
+    valid64.check_state(k, u64, v64);
     double umax = 0, dmax = 0, sq = 0, usq = 0;
     for (size_t i = 0; i < u64.size(); ++i) {
       const double d = std::abs(u32[i] - u64[i]);
@@ -185,10 +246,17 @@ void roundoff(const ExperimentContext& ctx, Backend backend, int per_edge, long 
     s32->advance(int(n));
     s64->advance(int(n));
     k += n;
+    valid32.set_method_counts(s32->validity());
+    valid64.set_method_counts(s64->validity());
+    if (valid32.diverged() || valid64.diverged()) break;
   }
-  t.write(ctx.out_dir / "roundoff.csv");
+  // An invalid pair is recorded with its reason and without its numbers.
+  std::string validity = "valid";
+  for (const auto* v : {&valid32, &valid64})
+    if (!v->valid() && validity == "valid") validity = std::string("invalid: ") + (v == &valid32 ? "fp32: " : "fp64: ") + v->reasons()[0];
+  if (validity == "valid") t.write(ctx.out_dir / "roundoff.csv");
   meta["roundoff"] = {{"backend", to_string(backend)}, {"per_edge", per_edge}, {"steps_total", total},
-                      {"steps_run", steps}, {"truncated", steps < total}};
+                      {"steps_run", steps}, {"truncated", steps < total}, {"validity", validity}};
 }
 
 // ---- CalculiX ---------------------------------------------------------------------------------
@@ -399,14 +467,40 @@ void run_strbac2015(const ExperimentContext& ctx) {
   if (!gpu)
     meta["gpu_note"] = ctx.quick ? "quick mode: CPU only" : "no usable CUDA device: GPU rows not run";
 
+  // The ceilings every row is set against, measured here and now: the CPU's triad at 1..N
+  // threads (the same machine and load as the CPU rows) and the GPU's per precision.
+  Ceilings ceilings;
+  ceilings.cpu = cpu_stream_triad(triad_thread_counts(ctx.max_threads));
+  {
+    CsvTable t({"threads", "median_gbps", "min_gbps", "max_gbps", "repetitions", "array_bytes"});
+    for (const auto& p : ceilings.cpu.points)
+      t.add_row({std::to_string(p.threads), num(p.median_gbps), num(p.min_gbps), num(p.max_gbps),
+                 std::to_string(p.repetitions), std::to_string(ceilings.cpu.array_bytes)});
+    t.write(ctx.out_dir / "cpu_triad.csv");
+  }
+  if (gpu) {
+    ceilings.gpu_fp32 = cuda_stream_triad_gbps(0, 4);
+    ceilings.gpu_fp64 = cuda_stream_triad_gbps(0, 8);
+  }
+  meta["ceilings"] = {
+      {"cpu_triad", ceilings.cpu.to_json()},
+      {"gpu_triad_gbps", gpu ? nlohmann::json({{"fp32", ceilings.gpu_fp32}, {"fp64", ceilings.gpu_fp64}})
+                             : nlohmann::json(nullptr)},
+      {"gpu_triad", "cuda_stream_triad_gbps: median of 10 event-timed passes over 3 x 256 MiB, bytes = 3 x array"}};
+  meta["bandwidth_convention"] =
+      "effective_gbps, element_gbps and fraction_of_triad count compulsory bytes (each array once per kernel, "
+      "u once per node: solvers/tled/PERF_NOTES.md), not the bytes the kernels request; STREAM triad counts "
+      "3 arrays per pass (write-allocate not counted)";
+
   CsvTable scaling(kRunColumns);
   auto add = [&](CsvTable& table, const Config& c, long max_steps, const char* file) {
     const RunResult r = run_config(ctx, c, max_steps);
-    table.add_row(run_row(c, r, cube_scenario(c)));
+    table.add_row(run_row(c, r, cube_scenario(c), ceilings));
     table.write(ctx.out_dir / file);
     if (!ctx.quiet)
-      std::cerr << "strbac2015: " << label(c) << ": " << r.ms_per_step << " ms/step over " << r.steps_timed << " of "
-                << r.steps_total << " steps\n";
+      std::cerr << "strbac2015: " << label(c) << ": "
+                << (r.valid ? std::to_string(r.ms_per_step) + " ms/step" : r.validity) << " over " << r.steps_timed
+                << " of " << r.steps_total << " steps\n";
   };
 
   // CPU: full runs where cheap, otherwise about `budget` seconds of steps.
@@ -443,8 +537,11 @@ void run_strbac2015(const ExperimentContext& ctx) {
     auto sim = methods().find("tled", c.backend, c.precision).factory(req.scenario, req.options);
     req.vtk_every = std::max(1, int(std::ceil(req.scenario.time.end_time / sim->dt() / 25.0)));
     sim.reset();
-    run_simulation(req);
-    meta["vtk_run"] = {{"folder", "vtk_run"}, {"pvd", "vtk_run/vtk/series.pvd"}, {"config", label(c)}};
+    req.after_run = nullptr;
+    std::string why;
+    const bool valid = run_is_valid(run_simulation(req), &why);
+    meta["vtk_run"] = {{"folder", "vtk_run"}, {"pvd", "vtk_run/vtk/series.pvd"}, {"config", label(c)},
+                       {"validity", valid ? "valid" : why}};
   }
 
   // Fig. 5.
@@ -461,7 +558,9 @@ void run_strbac2015(const ExperimentContext& ctx) {
       "measured over those (after warm-up) and total_s = ms_per_step * steps_total",
       "corner_rel_error is |u - u_exact| / |u_exact| at the top corner (0.05, 0.05, 0.05), full runs without damage",
       "GPU element_us/node_us/element_registers/element_gbps come from individually event-timed kernels on the final "
-      "state; ms_per_step is the CUDA-graph time loop"};
+      "state (measured after the timed run, outside it); ms_per_step is the CUDA-graph time loop",
+      "validity: rows of invalid runs carry only what identifies them and \"invalid: <reason>\"; the report shows "
+      "that reason in place of their numbers"};
   write_json_atomic(ctx.out_dir / "meta.json", meta);
 }
 

@@ -28,4 +28,10 @@ std::size_t cuda_tracked_bytes();
 std::size_t cuda_peak_tracked_bytes();
 void cuda_reset_peak_tracked_bytes();  // peak := bytes held now
 
+// STREAM triad a = b + s c on `device` in fp32 (element_bytes 4) or fp64 (8): GB/s as the median
+// of 10 event-timed passes over three 256 MiB arrays (well beyond any L2), bytes = 3 x array
+// (STREAM's convention). Experiment drivers measure it once per session as the device's ceiling.
+// Throws RuntimeFailure without a usable device.
+double cuda_stream_triad_gbps(int device, int element_bytes);
+
 }  // namespace eb

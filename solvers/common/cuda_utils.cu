@@ -58,6 +58,56 @@ std::size_t cuda_tracked_bytes() { return g_tracked.load(); }
 std::size_t cuda_peak_tracked_bytes() { return g_peak.load(); }
 void cuda_reset_peak_tracked_bytes() { g_peak.store(g_tracked.load()); }
 
+namespace {
+template <class T>
+double triad_gbps(int device) {
+  EB_CUDA_CHECK(cudaSetDevice(device));
+  const size_t n = (size_t(256) << 20) / sizeof(T);
+  cuda::DeviceBuffer<T> a(n, "STREAM triad a"), b(n, "STREAM triad b"), c(n, "STREAM triad c");
+  // Its own blocking stream: ordered with DeviceBuffer's legacy-stream memsets, and timed by
+  // events on the stream that runs the kernel.
+  cudaStream_t stream = nullptr;
+  EB_CUDA_CHECK(cudaStreamCreate(&stream));
+  cudaEvent_t ev[2] = {nullptr, nullptr};
+  std::vector<float> ms;
+  try {
+    b.fill_zero();
+    c.fill_zero();
+    for (auto& e : ev) EB_CUDA_CHECK(cudaEventCreate(&e));
+    int sms = 0;
+    EB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    for (int r = 0; r < 12; ++r) {
+      EB_CUDA_CHECK(cudaEventRecord(ev[0], stream));
+      cuda::stream_triad_kernel<T><<<unsigned(sms) * 8, 256, 0, stream>>>(a.data(), b.data(), c.data(), T(3), n);
+      EB_CUDA_CHECK_LAUNCH();
+      EB_CUDA_CHECK(cudaEventRecord(ev[1], stream));
+      EB_CUDA_CHECK(cudaEventSynchronize(ev[1]));
+      float t = 0;
+      EB_CUDA_CHECK(cudaEventElapsedTime(&t, ev[0], ev[1]));
+      if (r >= 2) ms.push_back(t);  // two warm-up passes
+    }
+  } catch (...) {
+    for (auto e : ev)
+      if (e) cudaEventDestroy(e);
+    cudaStreamDestroy(stream);
+    throw;
+  }
+  for (auto e : ev) cudaEventDestroy(e);
+  cudaStreamDestroy(stream);
+  std::sort(ms.begin(), ms.end());
+  const double median = 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  return 3.0 * double(n * sizeof(T)) / (median * 1e-3) / 1e9;
+}
+}  // namespace
+
+double cuda_stream_triad_gbps(int device, int element_bytes) {
+  const GpuInfo g = cuda_device_info(device);
+  if (!g.usable) throw RuntimeFailure("STREAM triad on a GPU: " + g.reason);
+  if (element_bytes == 4) return triad_gbps<float>(device);
+  if (element_bytes == 8) return triad_gbps<double>(device);
+  throw std::invalid_argument("cuda_stream_triad_gbps: element_bytes must be 4 or 8");
+}
+
 namespace cuda {
 
 void throw_cuda_error(cudaError_t err, const char* what, const char* file, int line) {

@@ -86,6 +86,17 @@ class DeviceBuffer {
   std::size_t n_ = 0;
 };
 
+#if defined(__CUDACC__)  // host-only sources include this header for DeviceBuffer
+// STREAM triad a = b + s c (grid-stride), the bandwidth ceiling kernels are set against
+// (cuda_stream_triad_gbps, bench_ceilings).
+template <class T>
+__global__ void stream_triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c, T s,
+                                    std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    a[i] = b[i] + s * c[i];
+}
+#endif
+
 // Records event pairs around named phases on a stream; flush() waits for them and adds the
 // elapsed times to a PhaseTimes. Events are reused across flushes.
 class EventTimer {

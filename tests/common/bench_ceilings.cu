@@ -11,12 +11,6 @@
 
 namespace {
 
-template <class T>
-__global__ void triad(T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c, T s, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    a[i] = b[i] + s * c[i];
-}
-
 __global__ void fill(float* x, size_t n, float v) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     x[i] = v + float(i % 7);
@@ -48,10 +42,10 @@ void BM_StreamTriad(benchmark::State& state) {
   EB_CUDA_CHECK(cudaEventCreate(&start));
   EB_CUDA_CHECK(cudaEventCreate(&stop));
   const int grid = grid_for(n);
-  triad<<<grid, 256>>>(a.data(), b.data(), c.data(), T(3), n);  // warm-up
+  eb::cuda::stream_triad_kernel<<<grid, 256>>>(a.data(), b.data(), c.data(), T(3), n);  // warm-up
   for (auto _ : state) {
     EB_CUDA_CHECK(cudaEventRecord(start));
-    triad<<<grid, 256>>>(a.data(), b.data(), c.data(), T(3), n);
+    eb::cuda::stream_triad_kernel<<<grid, 256>>>(a.data(), b.data(), c.data(), T(3), n);
     EB_CUDA_CHECK(cudaEventRecord(stop));
     EB_CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0;

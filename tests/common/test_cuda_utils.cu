@@ -80,3 +80,13 @@ TEST_F(CudaUtils, PeakResetsToWhatIsHeldNow) {
   eb::cuda::DeviceBuffer<char> small(std::size_t(1) << 20, "this run");
   EXPECT_EQ(eb::cuda_peak_tracked_bytes(), held + (std::size_t(1) << 20));
 }
+
+TEST_F(CudaUtils, StreamTriadReportsBandwidthAndFreesItsArrays) {
+  const std::size_t held = eb::cuda_tracked_bytes();
+  for (int bytes : {4, 8}) {
+    const double gbps = eb::cuda_stream_triad_gbps(0, bytes);
+    EXPECT_TRUE(std::isfinite(gbps) && gbps > 0) << gbps;
+  }
+  EXPECT_EQ(eb::cuda_tracked_bytes(), held);
+  EXPECT_THROW(eb::cuda_stream_triad_gbps(0, 2), std::invalid_argument);
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""The report never shows a number of an invalid run, says "validity not recorded" for results
+that predate validity, and carries no absolute path of the machine that made it.
+
+    test_report_validity.py MAKE_REPORT_PY
+
+Builds a small strbac2015 results folder (one valid and one invalid CPU row, run summaries with
+and without validity), runs analysis/make_report.py on it and checks the report's text.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+make_report = sys.argv[1]
+COLUMNS = ("backend,precision,threads,texture,damage,per_edge,elements,nodes,dt,steps_total,steps_timed,extrapolated,"
+           "validity,ms_per_step,total_s,corner_ux,corner_uy,corner_uz,corner_rel_error,element_us,node_us,"
+           "element_registers,element_gbps,stream_triad_gbps,bytes_per_step,bytes_convention,effective_gbps,"
+           "fraction_of_triad,flops_per_step")
+VALID = "cpu,fp32,1,0,0,5,125,216,0.00075,6668,6668,0,valid,0.0213,0.1423,0.0053,0.0053,-0.01,0.000167,,,,,14.5,37924,compulsory,1.777,0.1227,48240"
+REASON = "invalid: element 12 inverted (det F <= 0) at step 7, the first of 3 inverted element-steps (min det F = -0.5)"
+INVALID = f'cpu,fp32,1,0,0,10,1000,1331,0.0003749,13335,13335,0,"{REASON}"' + "," * 16
+
+with tempfile.TemporaryDirectory() as tmp:
+    results = os.path.join(tmp, "results")
+    exp = os.path.join(results, "strbac2015")
+    os.makedirs(exp)
+    with open(os.path.join(exp, "scaling.csv"), "w") as f:
+        f.write("\n".join([COLUMNS, VALID, INVALID]) + "\n")
+    with open(os.path.join(exp, "meta.json"), "w") as f:
+        json.dump({"quick": False, "roundoff": {"backend": "cpu", "per_edge": 10,
+                                                "validity": "invalid: fp32: non-finite displacement at node 3 at step 9"}}, f)
+    runs = {"valid_run": {"validity": {"valid": True, "reasons": []}},
+            "invalid_run": {"validity": {"valid": False, "reasons": [REASON[len("invalid: "):]]}},
+            "old_run": {"schema": "elastobench.summary/1"}}
+    for name, summary in runs.items():
+        os.makedirs(os.path.join(exp, "runs", name))
+        with open(os.path.join(exp, "runs", name, "summary.json"), "w") as f:
+            json.dump(summary, f)
+    out = os.path.join(tmp, "report")
+    # An absolute results path: the report must not carry it.
+    rc = subprocess.call([sys.executable, make_report, os.path.abspath(results), out, "--quiet"])
+    assert rc == 0, rc
+    text = open(os.path.join(out, "report.md")).read()
+
+    assert REASON in text, "the invalid run's reason is not shown"
+    # Table 3 at 10 per edge: the reason where the total time would be; no figure of that run.
+    row10 = [l for l in text.splitlines() if l.startswith("| 10 | 1000 |")]
+    assert row10 and REASON in row10[0], row10
+    assert "invalid: fp32: non-finite displacement at node 3 at step 9" in text, "round-off verdict missing"
+    assert "3 runs: 1 valid, 1 invalid, 1 with validity not recorded" in text, "run validity summary missing"
+    assert "| `old_run` | validity not recorded |" in text
+    assert "| `invalid_run` | " + REASON + " |" in text
+    # The valid row's total is there (0.1423 s -> "0.142", after the two GPU columns not run).
+    assert "| 5 | 125 | 6668 | not run | not run | 0.142 |" in text, [l for l in text.splitlines() if l.startswith("| 5 |")]
+    hits = re.findall(r"(?<![\w.:/~-])/(?:work|home|root|tmp)/[^\s`)]*", text)
+    assert not hits, hits
+    assert tmp not in text
+print("report validity: all checks passed")
