@@ -85,8 +85,12 @@ class HexmgCpu final : public HexmgSimulation {
 
   void advance(int steps) override {
     omp_set_num_threads(threads_);
-    for (int i = 0; i < steps; ++i) {
+    for (int i = 0; i < steps && !diverged(); ++i) {
       begin_step();
+      if (diverged()) {  // the state is non-finite: nothing to solve
+        step_open_ = false;
+        break;
+      }
       {
         CpuPhase t(timings_, "solve");
         solve();
@@ -256,7 +260,7 @@ class HexmgCpu final : public HexmgSimulation {
     c.inverted = kept;
     c.first_inverted = kept ? first_kept : -1;
     c.first_nonfinite = bad != none ? bad : -1;
-    c.min_det = std::isfinite(min_det) ? min_det : 1.0;
+    c.min_det = min_det;
     return c;
   }
 

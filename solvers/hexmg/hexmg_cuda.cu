@@ -720,7 +720,8 @@ class HexmgCuda final : public HexmgSimulation {
     if (m_.solver.jacobi_pcg) throw InputError("hexmg cuda: solver.variant jacobi-pcg runs on the cpu backend only");
     const bool graph = !m_.solver.profile && !m_.solver.tolerance_mode;
     int done = 0;
-    while (done < steps) {
+    // A batch runs to its end once launched; a non-finite state found after it stops the rest.
+    while (done < steps && !diverged()) {
       const int chunk = std::min(kBatch, steps - done);
       upload_factors(step_ + 1, chunk);
       if (graph) {
@@ -1006,8 +1007,7 @@ class HexmgCuda final : public HexmgSimulation {
     c.inverted = int64_t(f.kept);
     if (f.first_kept != ~0ull) c.first_inverted = int64_t(f.first_kept & 0xffffffffull);
     if (f.first_bad != ~0ull) c.first_nonfinite = int64_t(f.first_bad & 0xffffffffull);
-    const double d = det_of_key(f.min_det);
-    c.min_det = std::isfinite(d) ? d : 1.0;
+    c.min_det = det_of_key(f.min_det);  // +infinity when no finite det F was met
     return c;
   }
 
@@ -1032,11 +1032,12 @@ class HexmgCuda final : public HexmgSimulation {
     reset_flags();
     coarse_iter_done_ += f.coarse_iterations;
     coarse_solves_done_ += f.coarse_solves;
-    VolumeCheck c = volume_check_of(f.elem);
-    c.first_nonfinite = -1;  // thrown below, with its own step
+    // The first kept rotation and the first non-finite F may come from different steps.
+    VolumeCheck c = volume_check_of(f.elem), bad;
+    bad.first_nonfinite = c.first_nonfinite;
+    c.first_nonfinite = -1;
     record_volumes(c, batch_first_step_ - 1 + int64_t(f.elem.first_kept >> 32));
-    if (f.elem.first_bad != ~0ull)
-      fail_nonfinite(int64_t(f.elem.first_bad & 0xffffffffull), batch_first_step_ - 1 + int64_t(f.elem.first_bad >> 32));
+    if (bad.first_nonfinite >= 0) record_volumes(bad, batch_first_step_ - 1 + int64_t(f.elem.first_bad >> 32));
   }
 
   void phase_begin(bool timed, const char* name) {

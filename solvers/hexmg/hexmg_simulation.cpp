@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "assembly/hexmg/hex_element.h"
@@ -170,7 +169,7 @@ ValidityCounts HexmgSimulation::validity() const {
   v.solver_failures = solver_failures_;
   v.first_solver_failure_step = first_solver_failure_step_;
   if (first_nonfinite_step_ >= 0) {
-    v.nonfinite_steps = 1;  // the backends stop at the first one (fail_nonfinite)
+    v.nonfinite_steps = 1;  // advance() stops at the first one
     v.first_nonfinite_step = first_nonfinite_step_;
     v.first_nonfinite_element = first_nonfinite_element_;
   }
@@ -195,17 +194,6 @@ ValidityCounts HexmgSimulation::validity() const {
     v.first_nonfinite_element = c.first_nonfinite;
   }
   return v;
-}
-
-void HexmgSimulation::fail_nonfinite(int64_t e, int64_t s) {
-  if (first_nonfinite_step_ < 0) {
-    first_nonfinite_step_ = s;
-    first_nonfinite_element_ = e;
-  }
-  std::ostringstream msg;
-  msg << "hexmg " << to_string(backend_) << ": element " << e << " has a non-finite deformation gradient in the state of step "
-      << s << " (the solution diverged; try a smaller time.dt or more solver.cycles)";
-  throw RuntimeFailure(msg.str());
 }
 
 std::string to_string(PhaseArray a) {

@@ -2,6 +2,7 @@
 // The backend-independent part of a hexmg simulation: the model, output views, work counts,
 // solver statistics and output fields. The OpenMP (hexmg_cpu.cpp) and CUDA (hexmg_cuda.cu)
 // backends derive from it.
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -194,10 +195,10 @@ class HexmgSimulation : public Simulation {
   virtual void run_phase_impl(const Phase& p) = 0;
   // det F over the elements of one state: how many are at or below kInvertedVolumeRatio, the
   // first of them and the first non-finite one (element indices, -1: none), the smallest
-  // finite det F (1 when there is none).
+  // finite det F (+infinity when there is none).
   struct VolumeCheck {
     int64_t inverted = 0, first_inverted = -1, first_nonfinite = -1;
-    double min_det = 1.0;
+    double min_det = std::numeric_limits<double>::infinity();
   };
   // The check of the current state u0, on demand: the rotations of step k check the state of
   // step k - 1, so validity() checks the latest state itself (outside the timed steps, reading
@@ -218,11 +219,14 @@ class HexmgSimulation : public Simulation {
       }
     }
     if (c.min_det < min_det_f_) min_det_f_ = c.min_det;
-    if (c.first_nonfinite >= 0) fail_nonfinite(c.first_nonfinite, state_step);
+    if (c.first_nonfinite >= 0 && first_nonfinite_step_ < 0) {
+      first_nonfinite_step_ = state_step;
+      first_nonfinite_element_ = c.first_nonfinite;
+    }
   }
-  // Records a non-finite F at element e in the state of step s for validity(), then throws
-  // RuntimeFailure naming both (the state has diverged: nothing after it is meaningful).
-  [[noreturn]] void fail_nonfinite(int64_t e, int64_t s);
+  // A non-finite F has been met: the state has diverged, and advance() takes no further steps
+  // (the runner stops on validity().nonfinite_steps and keeps the run's files).
+  bool diverged() const { return first_nonfinite_step_ >= 0; }
 
   Model m_;
   Backend backend_;
@@ -235,7 +239,7 @@ class HexmgSimulation : public Simulation {
   double trace_initial_ = 0, trace_final_ = 0;
   int64_t kept_rotation_count_ = 0;     // element-steps with det F <= kInvertedVolumeRatio
   int64_t first_inverted_element_ = -1, first_inverted_step_ = -1;
-  double min_det_f_ = 1.0;              // smallest det F seen (co-rotated variants only)
+  double min_det_f_ = std::numeric_limits<double>::infinity();  // smallest finite det F seen (co-rotated only)
   int64_t solver_failures_ = 0, first_solver_failure_step_ = -1;
   int64_t first_nonfinite_step_ = -1, first_nonfinite_element_ = -1;
 

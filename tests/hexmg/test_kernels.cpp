@@ -565,7 +565,7 @@ TEST_P(KernelPhases, Rotations) {
   EXPECT_EQ(vs0.inverted_element_steps, expected_kept) << "validity() before the phase: its check of the state";
   EXPECT_EQ(vs.first_inverted_element, first);
   EXPECT_EQ(vs.first_inverted_step, expected_kept ? 0 : -1);  // the state the phase saw is that of step 0
-  double min_det = 1.0;
+  double min_det = std::numeric_limits<double>::infinity();
   for (double d : det_) min_det = std::min(min_det, d);
   EXPECT_NEAR(vo.min_det_f, min_det, 1e-12);
   EXPECT_NEAR(vs.min_det_f, min_det, fp32() ? 1e-5 : 1e-12);
