@@ -1,5 +1,6 @@
 // CUDA equals CPU (same precision) after 20 steps of the bunny scenario (dick2011-bunny at about
-// 11.9K hexahedra): relative displacement difference below 1e-4 in fp32 and 1e-10 in fp64.
+// 11.9K hexahedra): relative displacement difference below whole_run_tolerance (1e-3 fp32, 1e-10
+// fp64; hexmg_test_util.h says why), and in fp32 CUDA is as close to CPU fp64 as CPU fp32 is.
 // Both run the same EB_HD formulas; the differences are summation order in the coarsest CG's
 // dot products, FMA contraction and, in Gauss-Seidel, the 13-way split of each row sum.
 #include <cstdio>
@@ -20,26 +21,14 @@ TEST_P(CpuVsCuda, BunnyTwentyStepsAgree) {
   auto cpu = make(sc, {Backend::Cpu, p}, 4);
   auto gpu = make(sc, {Backend::Cuda, p});
   ASSERT_EQ(cpu->nodes().size(), gpu->nodes().size());
-  for (int chunk : {1, 7, 12}) {  // single steps and graph batches
-    cpu->advance(chunk);
-    gpu->advance(chunk);
-  }
-  std::vector<double> uc, vc, ug, vg;
-  cpu->copy_state_to_host(uc, vc);
-  gpu->copy_state_to_host(ug, vg);
-  double num = 0, den = 0;
-  for (size_t i = 0; i < uc.size(); ++i) {
-    num += (uc[i] - ug[i]) * (uc[i] - ug[i]);
-    den += uc[i] * uc[i];
-  }
-  const double rel = std::sqrt(num / den);
-  std::printf("bunny, 20 steps, %s: |u_cuda - u_cpu| / |u_cpu| = %.3e (max |u| sum %.3e)\n", to_string(p).c_str(), rel,
-              std::sqrt(den));
-  EXPECT_GT(den, 0.0);
-  EXPECT_LT(rel, p == Precision::Fp32 ? 1e-4 : 1e-10);
+  advance_twenty(*cpu);
+  advance_twenty(*gpu);
+  const double rel = relative_difference(*gpu, *cpu);
+  std::printf("bunny, 20 steps, %s: |u_cuda - u_cpu| / |u_cpu| = %.3e\n", to_string(p).c_str(), rel);
+  EXPECT_LT(rel, whole_run_tolerance(p));
+  if (p == Precision::Fp32) fp32_accuracy_check(sc, *gpu, *cpu);
   // The same step's statistics agree too.
-  EXPECT_NEAR(cpu->solver_stats().reduction(), gpu->solver_stats().reduction(),
-              p == Precision::Fp32 ? 0.05 : 1e-6);
+  EXPECT_NEAR(cpu->solver_stats().reduction(), gpu->solver_stats().reduction(), p == Precision::Fp32 ? 0.05 : 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, CpuVsCuda, ::testing::Values(Precision::Fp32, Precision::Fp64),
