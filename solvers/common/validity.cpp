@@ -85,7 +85,10 @@ std::vector<std::string> ValidityTracker::reasons() const {
   }
   if (method_.inverted_element_steps > 0) {
     std::ostringstream m;
-    m << "element " << method_.first_inverted_element << " inverted (det F <= " << method_.inverted_threshold
+    // A positive threshold also catches elements too compressed for the method's formula.
+    m << "element " << method_.first_inverted_element
+      << (method_.inverted_threshold > 0 ? " inverted or degenerate (det F <= " : " inverted (det F <= ")
+      << method_.inverted_threshold
       << ") at step " << method_.first_inverted_step << ", the first of " << method_.inverted_element_steps
       << " inverted element-steps (min det F = " << method_.min_det_f << ")";
     r.emplace_back(method_.first_inverted_step, m.str());

@@ -62,6 +62,14 @@ TEST(Validity, InvertedElementsNameElementAndStep) {
   EXPECT_EQ(j["first_invalid_step"], 7);
 }
 
+TEST(Validity, PositiveThresholdIsNamedAsSuch) {
+  ValidityTracker t(1.0, 0.01);
+  ValidityCounts c = inverted(5, 3, 8);
+  c.inverted_threshold = 0.05;
+  t.set_method_counts(c);
+  EXPECT_TRUE(mentions(t.reasons(), "element 8 inverted or degenerate (det F <= 0.05) at step 3")) << t.reasons()[0];
+}
+
 TEST(Validity, NonFiniteStateDivergesAndNamesTheNode) {
   ValidityTracker t(1.0, 0.5);
   std::vector<double> u = {0.0, 0.0, 0.0, 0.0, std::numeric_limits<double>::quiet_NaN(), 0.0};
