@@ -231,7 +231,7 @@ std::filesystem::path DeformedSurfaceWriter::write_frame(double time, const std:
   std::snprintf(suffix, sizeof suffix, "_%05d.vtp", frame_++);
   const auto path = dir_ / (name_ + suffix);
   write_vtp(path, points, rest_.tris, {f});
-  pvd_.add(time, path);
+  pvd_.add(time, path.filename());
   pvd_.write();
   return path;
 }

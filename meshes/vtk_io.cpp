@@ -20,6 +20,22 @@ namespace {
 
 constexpr size_t kBlockSize = size_t(1) << 18;
 
+// A frame outside the .pvd's folder brings folder names, which may hold any character, into
+// the file attribute.
+std::string xml_attribute(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 struct ArrayView {
   std::string name;     // empty: no Name attribute
   std::string type;     // VTK XML scalar type
@@ -462,8 +478,15 @@ PvdWriter::PvdWriter(std::filesystem::path pvd_path) : path_(std::move(pvd_path)
 
 void PvdWriter::add(double time, const std::filesystem::path& file) {
   namespace fs = std::filesystem;
-  const fs::path base = fs::absolute(path_.parent_path().empty() ? fs::path(".") : path_.parent_path()).lexically_normal();
-  entries_.emplace_back(time, fs::absolute(file).lexically_normal().lexically_relative(base).generic_string());
+  const fs::path folder = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
+  const fs::path frame = file.is_absolute() ? file : folder / file;
+  // Checked here because a .pvd entry that points nowhere is only noticed when ParaView opens it.
+  if (!fs::is_regular_file(frame))
+    throw InputError(path_.string() + ": time-series frame " + frame.string() + " does not exist (a relative frame "
+                     "path is taken relative to the .pvd's folder)");
+  // Canonical on both sides: `..` after a symlinked folder leads where the OS goes, not where
+  // lexical normalization would.
+  entries_.emplace_back(time, fs::canonical(frame).lexically_relative(fs::canonical(folder)).generic_string());
 }
 
 void PvdWriter::write() const {
@@ -471,7 +494,8 @@ void PvdWriter::write() const {
     out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
         << "  <Collection>\n";
     for (const auto& [t, f] : entries_)
-      out << "    <DataSet timestep=\"" << format_double(t) << "\" group=\"\" part=\"0\" file=\"" << f << "\"/>\n";
+      out << "    <DataSet timestep=\"" << format_double(t) << "\" group=\"\" part=\"0\" file=\"" << xml_attribute(f)
+          << "\"/>\n";
     out << "  </Collection>\n</VTKFile>\n";
   });
 }

@@ -44,12 +44,13 @@ void write_vtp(const std::filesystem::path& path, const std::vector<Vec3>& point
                const std::vector<std::array<int32_t, 3>>& triangles, const std::vector<Field>& point_data,
                const VtuOptions& options = {});
 
-// ParaView collection of time steps; files are stored relative to the .pvd's folder. `file` is a
-// path as given to write_vtu (absolute, or relative to the working directory).
+// ParaView collection of time steps; files are stored relative to the .pvd's folder, which is
+// how ParaView resolves them. `file` is absolute or relative to the .pvd's folder (a bare name
+// for a frame beside it), never relative to the working directory; it must already be written.
 class PvdWriter {
  public:
   explicit PvdWriter(std::filesystem::path pvd_path);
-  void add(double time, const std::filesystem::path& file);
+  void add(double time, const std::filesystem::path& file);  // InputError if the frame does not exist
   void write() const;  // atomic (temp + rename); call after each add to keep it readable
  private:
   std::filesystem::path path_;

@@ -19,6 +19,7 @@ packages=(
   zlib1g-dev
   calculix-ccx             # reference solver for the TLED validation
   python3 python3-numpy python3-matplotlib python3-pandas python3-vtk9
+  paraview python3-paraview xvfb xauth  # pvbatch under xvfb-run opens our .pvd series in a test
 )
 
 SUDO=""

@@ -180,18 +180,60 @@ TEST(VtkIo, WriteVtuChecksFieldSizesAndLeavesNoFile) {
   EXPECT_EQ(test::count_files(dir), 0u);
 }
 
-TEST(VtkIo, PvdStoresPathsRelativeToItsFolder) {
-  const auto dir = test::temp_dir("pvd");
-  std::filesystem::create_directories(dir / "frames");
-  PvdWriter pvd(dir / "series.pvd");
-  test::write_text(dir / "frames" / "f0.vtu", "");
-  pvd.add(0.0, dir / "frames" / "f0.vtu");
-  pvd.add(0.5, std::filesystem::relative(dir / "frames" / "f1.vtu"));  // relative to the working directory
-  pvd.write();
-  std::ifstream in(dir / "series.pvd");
+std::vector<std::string> pvd_files(const std::filesystem::path& pvd) {
+  std::ifstream in(pvd);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("timestep=\"0\" group=\"\" part=\"0\" file=\"frames/f0.vtu\""), std::string::npos) << text;
-  EXPECT_NE(text.find("timestep=\"0.5\" group=\"\" part=\"0\" file=\"frames/f1.vtu\""), std::string::npos) << text;
+  std::vector<std::string> files;
+  const std::string key = " file=\"";
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const size_t begin = at + key.size();
+    files.push_back(text.substr(begin, text.find('"', begin) - begin));
+  }
+  return files;
+}
+
+// The runner names frames by their file name alone while --out may be relative, absolute or hold
+// `.` and `..`; each entry must lead from the .pvd's folder to its frame.
+TEST(VtkIo, PvdStoresPathsRelativeToItsFolder) {
+  namespace fs = std::filesystem;
+  const auto dir = test::temp_dir("pvd");
+  fs::create_directories(dir / "vtk" / "frames");
+  fs::create_directories(dir / "other");
+  for (const char* f : {"vtk/step_0.vtu", "vtk/frames/f1.vtu", "vtk/step_2.vtu", "other/f3.vtu"})
+    test::write_text(dir / f, "");
+  const fs::path relative_pvd = fs::relative(dir) / "." / "other" / ".." / "vtk" / "series.pvd";
+  ASSERT_TRUE(relative_pvd.is_relative());
+  PvdWriter pvd(relative_pvd);
+  pvd.add(0.0, "step_0.vtu");
+  pvd.add(0.25, fs::path("frames") / "f1.vtu");
+  pvd.add(0.5, dir / "other" / ".." / "vtk" / "step_2.vtu");
+  pvd.add(0.75, dir / "other" / "f3.vtu");
+  pvd.write();
+  EXPECT_EQ(pvd_files(dir / "vtk" / "series.pvd"),
+            (std::vector<std::string>{"step_0.vtu", "frames/f1.vtu", "step_2.vtu", "../other/f3.vtu"}));
+}
+
+TEST(VtkIo, PvdRejectsAFrameThatIsNotThere) {
+  const auto dir = test::temp_dir("pvd");
+  test::write_text(dir / "step_0.vtu", "");
+  PvdWriter pvd(dir / "vtk" / "series.pvd");
+  // The frame sits one folder above the .pvd, not beside it.
+  EXPECT_THROW(pvd.add(0.0, "step_0.vtu"), InputError);
+  EXPECT_THROW(pvd.add(0.0, dir / "missing.vtu"), InputError);
+}
+
+TEST(VtkIo, PvdEscapesFolderNames) {
+  const auto dir = test::temp_dir("pvd");
+  std::filesystem::create_directories(dir / "a&b\"c" / "vtk");
+  test::write_text(dir / "a&b\"c" / "f.vtu", "");
+  PvdWriter pvd(dir / "a&b\"c" / "vtk" / "s.pvd");
+  pvd.add(0.0, "../f.vtu");
+  pvd.write();
+  PvdWriter other(dir / "s.pvd");
+  other.add(1.0, dir / "a&b\"c" / "f.vtu");
+  other.write();
+  EXPECT_EQ(pvd_files(dir / "a&b\"c" / "vtk" / "s.pvd"), std::vector<std::string>{"../f.vtu"});
+  EXPECT_EQ(pvd_files(dir / "s.pvd"), std::vector<std::string>{"a&amp;b&quot;c/f.vtu"});
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     VtuOptions o;
     o.compress = f != 1;  // both encodings
     write_vtu(file, m.nodes, CellType::Hexahedron, conn, pd, cd, o);
-    pvd.add(0.1 * f, file);
+    pvd.add(0.1 * f, file.filename());
     pvd.write();
     std::vector<Vec3> u(np);
     for (size_t i = 0; i < np; ++i) u[i] = {pd[0].values[3 * i], 0, 0};
