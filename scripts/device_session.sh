@@ -6,6 +6,7 @@
 #   tled    `reproduce strbac2015` in full (GPU, CPU 1/all threads, CalculiX) ~5 min
 #   hexmg   solvers/hexmg/gpu_session.sh: tests, bench_hexmg, `reproduce dick2011` ~4 min
 #   probe   solvers/hexmg/perf_probe.sh: A/B launch variants, phase timings, ncu per kernel ~4 min
+#   sanitize compute-sanitizer memcheck + racecheck over the GPU test binaries, error table  <=9 min
 # Results go to $OUT as at most 8 files under 16 MB (the transfer's limits): logs, JSON, and one
 # tarball per experiment without VTK frames. File them here with scripts/import_device_results.sh.
 set -uo pipefail
@@ -47,7 +48,31 @@ for part in $parts; do
       timeout 540 bash solvers/hexmg/perf_probe.sh "$B/bin" $R
       echo "hexmg probe exit $?"
       tar czf "$OUT/probe.tgz" -C $R . ;;
-    *) echo "unknown part '$part' (common, tled, hexmg, probe)"; exit 2 ;;
+    sanitize)
+      # One process per test binary rather than ctest's one per test case: the sanitizer's start-up
+      # per process would eat the call's 10 minutes. The budget is shared evenly by the runs; a run
+      # cut by its timeout prints no ERROR SUMMARY, so the table says so instead of a count.
+      CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+      tools=${EB_SANITIZE_TOOLS:-memcheck racecheck}
+      bins=$(ls "$B"/bin/test_*_gpu "$B"/bin/test_common_cuda 2>/dev/null)
+      runs=$(( $(echo $bins | wc -w) * $(echo $tools | wc -w) ))
+      per_run=$(( ${EB_SANITIZE_BUDGET:-500} / (runs > 0 ? runs : 1) ))
+      table="$OUT/sanitize_summary.txt"
+      printf '%-20s %-10s %-8s %s\n' binary tool errors status > "$table"
+      for tool in $tools; do
+        for bin in $bins; do
+          name=$(basename "$bin"); log=/tmp/eb_cs_${tool}_$name.log
+          (cd "$B" && timeout -k 10 "$per_run" "$CS" --tool "$tool" --print-limit 100 \
+            "$bin" --gtest_brief=1 ${EB_SANITIZE_FILTER:+--gtest_filter=$EB_SANITIZE_FILTER} > "$log" 2>&1)
+          rc=$?
+          errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -1)
+          status="exit $rc"; [ "$rc" = 124 ] && status="timeout after ${per_run}s, incomplete"
+          printf '%-20s %-10s %-8s %s\n' "$name" "$tool" "${errors:-?}" "$status" >> "$table"
+          { echo "### $name --tool $tool: $status"; cat "$log"; } >> "$OUT/sanitize_$tool.log"
+        done
+      done
+      cat "$table" ;;
+    *) echo "unknown part '$part' (common, tled, hexmg, probe, sanitize)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done
