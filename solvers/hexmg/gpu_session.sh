@@ -3,7 +3,7 @@
 #   solvers/hexmg/gpu_session.sh BIN RESULTS_DIR
 # BIN holds elastobench, test_hexmg_gpu and bench_hexmg; ELASTOBENCH_DATA points at the meshes.
 # Writes only under RESULTS_DIR:
-#   test_hexmg_gpu.{log,json}   the CUDA tests (label gpu)
+#   test_hexmg_gpu.{log,json}   the CUDA tests (label gpu), with EB_HEXMG_TESTS=1
 #   bench_hexmg.{log,json}      step rates per size/precision and the device's STREAM triad
 #   dick2011/                   `elastobench reproduce dick2011` (full: GPU + CPU 1/4/8/16 threads)
 #   ncu_step.csv                Nsight Compute DRAM bytes of every kernel of one 269K fp32 step
@@ -16,7 +16,10 @@ RES=${2:?usage: gpu_session.sh BIN RESULTS_DIR}
 mkdir -p "$RES"
 status=0
 nvidia-smi > "$RES/nvidia-smi.txt" 2>&1 || true
-"$BIN/test_hexmg_gpu" --gtest_output="json:$RES/test_hexmg_gpu.json" > "$RES/test_hexmg_gpu.log" 2>&1 || status=1
+# The CUDA tests run in device_session.sh's `common` part (ctest -L gpu); EB_HEXMG_TESTS=1 runs them here too.
+if [ "${EB_HEXMG_TESTS:-0}" = 1 ]; then
+  "$BIN/test_hexmg_gpu" --gtest_output="json:$RES/test_hexmg_gpu.json" > "$RES/test_hexmg_gpu.log" 2>&1 || status=1
+fi
 "$BIN/bench_hexmg" --benchmark_filter='cuda|Triad' --benchmark_min_time=0.5 --benchmark_format=json \
   --benchmark_out="$RES/bench_hexmg.json" > "$RES/bench_hexmg.log" 2>&1 || status=1
 if command -v ncu > /dev/null; then
