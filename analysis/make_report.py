@@ -63,7 +63,31 @@ def provenance_rows(manifest):
                   if "build_type" in b else "not recorded"),
         ("date", str(m.get("date", "?"))),
         ("quick mode", str(manifest.get("quick", "?"))),
+        ("parts", parts_provenance(manifest)),
     ]
+
+
+def parts_provenance(manifest):
+    """`reproduce --parts` lets one folder combine parts run on different machines (GPU timings on
+    the device, CPU-only studies elsewhere); the manifest keeps each part's machine and build."""
+    parts = manifest.get("parts") or {}
+    if not parts:
+        return "all, on the machine above"
+    top = (json.dumps(manifest.get("machine", {}).get("cpu_model")), manifest.get("build", {}).get("git_commit"))
+    same, other = [], {}
+    for name, who in parts.items():
+        m, b = who.get("machine", {}), who.get("build", {})
+        if (json.dumps(m.get("cpu_model")), b.get("git_commit")) == top:
+            same.append(name)
+        else:
+            gpu = (m.get("gpu") or {}).get("name", "no GPU")
+            commit = str(b.get("git_commit", "not recorded"))[:12]
+            other.setdefault(f"{m.get('cpu_model', '?')} ({m.get('cpu_threads', '?')} threads), {gpu}, "
+                             f"commit `{commit}`, {m.get('date', '?')}", []).append(name)
+    text = (", ".join(same) + " on the machine above") if same else ""
+    for where, names in other.items():
+        text += ("; " if text else "") + ", ".join(names) + ": " + where
+    return text
 
 
 def provenance_from_runs(folder):

@@ -37,7 +37,8 @@ void add_list_command(CLI::App& app) {
     else
       j["cuda"]["reason"] = gpu.reason;
     j["experiments"] = nlohmann::json::array();
-    for (const auto& e : experiments().entries()) j["experiments"].push_back({{"name", e.name}, {"title", e.title}});
+    for (const auto& e : experiments().entries())
+      j["experiments"].push_back({{"name", e.name}, {"title", e.title}, {"parts", e.parts}});
     j["scenarios"] = nlohmann::json::array();
     for (const auto& s : builtin_scenarios()) j["scenarios"].push_back(s.name);
     j["build"] = build_json();
@@ -57,7 +58,14 @@ void add_list_command(CLI::App& app) {
     else
       std::cout << "not usable: " << gpu.reason << "\n";
     std::cout << "Experiments:";
-    for (const auto& e : experiments().entries()) std::cout << " " << e.name;
+    for (const auto& e : experiments().entries()) {
+      std::cout << " " << e.name;
+      if (!e.parts.empty()) {
+        std::cout << " (parts:";
+        for (const auto& p : e.parts) std::cout << " " << p;
+        std::cout << ")";
+      }
+    }
     std::cout << "\nScenarios:";
     for (const auto& s : builtin_scenarios()) std::cout << " " << s.name;
     std::cout << "\n";
@@ -172,6 +180,29 @@ void add_scenario_command(CLI::App& app) {
   });
 }
 
+namespace {
+// The manifest of one experiment folder. A run of all parts replaces it; a run of some parts
+// (--parts) keeps the earlier manifest's top level (the run that made the other files) and
+// records, per part, the machine and build that made that part's files, so a folder that
+// combines a GPU machine's timings with CPU-only parts run elsewhere says which is which.
+nlohmann::json experiment_manifest(const ExperimentContext& ctx, const Experiment& e, const nlohmann::json& run) {
+  nlohmann::json out = run;
+  const std::filesystem::path path = ctx.out_dir / "manifest.json";
+  if (!ctx.parts.empty() && std::filesystem::exists(path)) {
+    const nlohmann::json old = read_json_file(path);
+    if (old.is_object() && old.contains("machine")) {
+      out = old;
+      out["experiments"] = run["experiments"];
+    }
+  }
+  if (!out.contains("parts") || !out["parts"].is_object()) out["parts"] = nlohmann::json::object();
+  const nlohmann::json who = {{"machine", run["machine"]}, {"build", run["build"]}, {"quick", run["quick"]}};
+  for (const auto& p : e.parts)
+    if (ctx.wants(p)) out["parts"][p] = who;
+  return out;
+}
+}  // namespace
+
 void add_reproduce_command(CLI::App& app) {
   auto name = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>("out");
@@ -179,6 +210,7 @@ void add_reproduce_command(CLI::App& app) {
   auto no_report = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   auto data_dir = std::make_shared<std::string>();
+  auto parts = std::make_shared<std::vector<std::string>>();
   auto* cmd = app.add_subcommand("reproduce", "Regenerate a paper's tables and figures (or all of them)");
   cmd->add_option("EXPERIMENT", *name, "Experiment name or `all` (see `elastobench list`)")->required();
   cmd->add_option("--out,-o", *out, "Output directory: OUT/<experiment>/ data, OUT/report/ figures and report")->capture_default_str();
@@ -186,6 +218,10 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_flag("--no-report", *no_report, "Only write the data, skip figures and the report");
   cmd->add_option("--data-dir", *data_dir, "Folder with third-party meshes");
   cmd->add_flag("--quiet,-q", *quiet, "No progress output");
+  cmd->add_option("--parts", *parts,
+                  "Only these parts of one experiment (comma-separated; `elastobench list` names them); the "
+                  "experiment's other files in OUT are kept")
+      ->delimiter(',');
   cmd->callback([=] {
     std::vector<const Experiment*> todo;
     if (*name == "all") {
@@ -193,6 +229,16 @@ void add_reproduce_command(CLI::App& app) {
       if (todo.empty()) throw InputError("no experiments are compiled into this build");
     } else {
       todo.push_back(&experiments().find(*name));
+    }
+    if (!parts->empty()) {
+      if (todo.size() != 1) throw InputError("--parts: name one experiment, not `all`");
+      const Experiment& e = *todo.front();
+      std::string known;
+      for (const auto& p : e.parts) known += (known.empty() ? "" : ", ") + p;
+      if (e.parts.empty()) throw InputError("--parts: experiment '" + e.name + "' has no parts; it runs only as a whole");
+      for (const auto& p : *parts)
+        if (std::find(e.parts.begin(), e.parts.end(), p) == e.parts.end())
+          throw InputError("--parts: experiment '" + e.name + "' has no part '" + p + "' (parts: " + known + ")");
     }
     const std::filesystem::path out_dir(*out);
     nlohmann::json manifest = {{"machine", machine_info(0)}, {"build", build_json()}, {"quick", *quick},
@@ -205,6 +251,7 @@ void add_reproduce_command(CLI::App& app) {
       ctx.max_threads = omp_get_num_procs();
       ctx.data_dir = data_dir->empty() ? mesh::default_data_dir() : std::filesystem::path(*data_dir);
       ctx.quiet = *quiet;
+      ctx.parts = *parts;
       std::filesystem::create_directories(ctx.out_dir);
       if (!*quiet) std::cerr << "== reproduce " << e->name << " (" << e->title << ")" << (*quick ? " [quick]" : "") << "\n";
       Stopwatch clock;
@@ -215,9 +262,12 @@ void add_reproduce_command(CLI::App& app) {
       // combine experiments from different runs (the report shows each one's).
       nlohmann::json own = manifest;
       own["experiments"] = nlohmann::json::array({entry});
-      write_json_atomic(ctx.out_dir / "manifest.json", own);
+      write_json_atomic(ctx.out_dir / "manifest.json", experiment_manifest(ctx, *e, own));
     }
-    write_json_atomic(out_dir / "manifest.json", manifest);
+    // A run of some parts adds to a folder made by an earlier run, whose top-level manifest it
+    // leaves alone (the experiment's own manifest.json records the parts' provenance).
+    if (parts->empty() || !std::filesystem::exists(out_dir / "manifest.json"))
+      write_json_atomic(out_dir / "manifest.json", manifest);
     if (!*no_report) build_report(out_dir, out_dir / "report", *quiet);
   });
 }

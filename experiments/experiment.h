@@ -1,6 +1,7 @@
 #pragma once
 // Paper experiments: each regenerates one paper's tables and figures as data files under
 // OUT/<name>/ (CSV/JSON); analysis/<name>.py turns those into figures and Markdown tables.
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -17,12 +18,22 @@ struct ExperimentContext {
   int max_threads = 1;            // CPU threads the machine has
   std::filesystem::path data_dir;
   bool quiet = false;
+  // Parts to run (`reproduce --parts`), empty for all. A part rewrites only its own files, so a
+  // results folder can combine parts run on different machines (each part's machine and build
+  // are kept in the folder's manifest.json under "parts").
+  std::vector<std::string> parts;
+  bool wants(const std::string& part) const {
+    return parts.empty() || std::find(parts.begin(), parts.end(), part) != parts.end();
+  }
 };
 
 struct Experiment {
   std::string name;   // e.g. "strbac2015"
   std::string title;  // paper reference
   std::function<void(const ExperimentContext&)> run;
+  // Named parts that `reproduce --parts` may select (each one its own tables/figures and files);
+  // empty when the experiment runs only as a whole.
+  std::vector<std::string> parts = {};
 };
 
 class ExperimentRegistry {

@@ -504,14 +504,24 @@ void run_vtk(const ExperimentContext& ctx, int size) {
 
 void run(const ExperimentContext& ctx) {
   dick2011::register_bunny_scenario();
-  nlohmann::json meta;
+  // A run of some parts extends the meta.json of the run that made the others; meta.json is
+  // rewritten after every part, so a run cut short (a device call's time limit) still describes
+  // the files it finished.
+  const fs::path meta_path = ctx.out_dir / "meta.json";
+  nlohmann::json meta = (!ctx.parts.empty() && fs::exists(meta_path)) ? read_json_file(meta_path) : nlohmann::json::object();
+  const auto done = [&](const std::string& part) {
+    meta["parts_done"][part] = true;
+    write_json_atomic(meta_path, meta);
+  };
   meta["paper"] = "Dick, Georgii, Westermann: A real-time multigrid finite hexahedra method for elasticity simulation using CUDA. SIMPAT 19 (2011) 801-816";
   meta["quick"] = ctx.quick;
-  meta["cuda_available"] = ctx.cuda_available;
-  meta["max_threads"] = ctx.max_threads;
+  if (ctx.wants("performance")) {
+    meta["cuda_available"] = ctx.cuda_available;
+    meta["max_threads"] = ctx.max_threads;
+  }
   meta["scenario"] = scenario_to_json(load_scenario(kBunnyScenario, {}));
   const GpuInfo g = cuda_device_info();
-  meta["gpu"] = g.usable ? nlohmann::json(g.name) : nlohmann::json(nullptr);
+  if (ctx.wants("performance")) meta["gpu"] = g.usable ? nlohmann::json(g.name) : nlohmann::json(nullptr);
   std::vector<int> sizes(std::begin(dick2011::kPaperSizes), std::end(dick2011::kPaperSizes));
   if (ctx.quick) sizes.resize(2);
   std::vector<Config> configs;
@@ -524,8 +534,10 @@ void run(const ExperimentContext& ctx) {
   threads.erase(std::remove_if(threads.begin(), threads.end(), [&](int t) { return t > ctx.max_threads; }), threads.end());
   for (Precision p : {Precision::Fp32, Precision::Fp64})
     for (int th : threads) configs.push_back({Backend::Cpu, p, th});
-  meta["sizes"] = sizes;
-  meta["cpu_threads"] = threads;
+  if (ctx.wants("performance")) {
+    meta["sizes"] = sizes;
+    meta["cpu_threads"] = threads;
+  }
   meta["notes"] = {
       "gbps_requested counts every byte each kernel requests (the paper's Table 3 convention, cache hits "
       "included); gbps_compulsory counts each array once per kernel; fraction_of_triad_compulsory sets the "
@@ -539,20 +551,36 @@ void run(const ExperimentContext& ctx) {
       "bunny under gravity (static sag 1.37 mm).",
       "Fig. 11 models: the paper's 2.8 mm and 1.4 mm edges (8x the elements); here the two models "
       "of that ratio among the table sizes (quick: the two smallest)."};
-  if (!ctx.quiet) std::cerr << "dick2011: STREAM triad ceilings (CPU at the timed thread counts" << (gpu ? ", GPU" : "") << ")\n";
-  const Ceilings ceil = measure_ceilings(threads, gpu);
-  meta["ceilings"] = {{"cpu_triad", ceil.cpu},
-                      {"gpu_triad_fp32_gbps", gpu ? nlohmann::json(ceil.gpu_fp32) : nlohmann::json(nullptr)},
-                      {"gpu_triad_fp64_gbps", gpu ? nlohmann::json(ceil.gpu_fp64) : nlohmann::json(nullptr)}};
-  std::vector<nlohmann::json> largest;
-  run_performance(ctx, sizes, configs, ceil, meta, largest);
-  run_kernel_table(ctx, sizes.back(), gpu, largest);
-  const std::vector<int> conv = ctx.quick ? std::vector<int>{sizes[0]} : std::vector<int>{33300, 269000};
-  run_convergence(ctx, conv, meta);
-  run_accuracy(ctx, {sizes[0]}, ctx.quick ? 10 : 100, meta);
-  run_shapes(ctx, ctx.quick ? std::vector<int>{sizes[0]} : std::vector<int>{11900, 33300}, meta);
-  run_vtk(ctx, sizes[0]);
-  write_json_atomic(ctx.out_dir / "meta.json", meta);
+  meta["parts_done"] = meta.contains("parts_done") ? meta["parts_done"] : nlohmann::json::object();
+  if (ctx.wants("performance")) {
+    // Tables 1-3 and the kernel table (which reads the performance runs of the largest model).
+    if (!ctx.quiet) std::cerr << "dick2011: STREAM triad ceilings (CPU at the timed thread counts" << (gpu ? ", GPU" : "") << ")\n";
+    const Ceilings ceil = measure_ceilings(threads, gpu);
+    meta["ceilings"] = {{"cpu_triad", ceil.cpu},
+                        {"gpu_triad_fp32_gbps", gpu ? nlohmann::json(ceil.gpu_fp32) : nlohmann::json(nullptr)},
+                        {"gpu_triad_fp64_gbps", gpu ? nlohmann::json(ceil.gpu_fp64) : nlohmann::json(nullptr)}};
+    std::vector<nlohmann::json> largest;
+    run_performance(ctx, sizes, configs, ceil, meta, largest);
+    run_kernel_table(ctx, sizes.back(), gpu, largest);
+    done("performance");
+  }
+  if (ctx.wants("convergence")) {
+    const std::vector<int> conv = ctx.quick ? std::vector<int>{sizes[0]} : std::vector<int>{33300, 269000};
+    run_convergence(ctx, conv, meta);
+    done("convergence");
+  }
+  if (ctx.wants("accuracy")) {
+    run_accuracy(ctx, {sizes[0]}, ctx.quick ? 10 : 100, meta);
+    done("accuracy");
+  }
+  if (ctx.wants("shapes")) {
+    run_shapes(ctx, ctx.quick ? std::vector<int>{sizes[0]} : std::vector<int>{11900, 33300}, meta);
+    done("shapes");
+  }
+  if (ctx.wants("vtk")) {
+    run_vtk(ctx, sizes[0]);
+    done("vtk");
+  }
   std::error_code ec;
   fs::remove_all(ctx.out_dir / "meshes", ec);  // cached voxel meshes are rebuilt on demand
 }
@@ -566,7 +594,8 @@ const bool kBunnyRegistered = (dick2011::register_bunny_scenario(), true);
 void register_experiment_dick2011(ExperimentRegistry& r) {
   (void)kBunnyRegistered;
   dick2011::register_bunny_scenario();
-  r.add({"dick2011", "Dick, Georgii & Westermann 2011: real-time multigrid finite hexahedra (CUDA)", run});
+  r.add({"dick2011", "Dick, Georgii & Westermann 2011: real-time multigrid finite hexahedra (CUDA)", run,
+         {"performance", "convergence", "accuracy", "shapes", "vtk"}});
 }
 
 }  // namespace eb

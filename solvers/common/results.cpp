@@ -30,6 +30,16 @@ void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& 
   write_file_atomic(path, j.dump(2) + "\n");
 }
 
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot open " + path.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path.string() + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
 namespace {
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");

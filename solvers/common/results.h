@@ -12,6 +12,9 @@ namespace eb {
 // reader (or a crash) never leaves half a file under the final name.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text);
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
+// Reads a JSON file written earlier (a manifest, a meta.json to extend); InputError naming the
+// file when it is missing or not JSON.
+nlohmann::json read_json_file(const std::filesystem::path& path);
 
 // Machine, build and git provenance recorded in every result file.
 nlohmann::json machine_info(int cuda_device = 0);
