@@ -40,4 +40,7 @@ for f in "$@"; do
     *) cp "$f" "$dest/"; echo "copied $(basename "$f")" ;;
   esac
 done
+# A GPU machine's files name its own folders (/tmp/eb_hexmg/..., its checkout): no absolute path
+# of any machine is committed (analysis/portable_paths.py, the report's rule too).
+/usr/bin/python3 analysis/portable_paths.py "$dest"
 du -sh "$dest"

@@ -20,7 +20,7 @@ nvidia-smi > "$RES/nvidia-smi.txt" 2>&1 || true
 if [ "${EB_HEXMG_TESTS:-0}" = 1 ]; then
   "$BIN/test_hexmg_gpu" --gtest_output="json:$RES/test_hexmg_gpu.json" > "$RES/test_hexmg_gpu.log" 2>&1 || status=1
 fi
-"$BIN/bench_hexmg" --benchmark_filter='cuda|Triad' --benchmark_min_time=0.5 --benchmark_format=json \
+"$BIN/bench_hexmg" --benchmark_filter="${EB_HEXMG_BENCH_FILTER:-cuda|Triad}" --benchmark_min_time=0.5 --benchmark_format=json \
   --benchmark_out="$RES/bench_hexmg.json" > "$RES/bench_hexmg.log" 2>&1 || status=1
 if command -v ncu > /dev/null; then
   # Steps 3 and 4 of a run (the first two capture and warm the graph), every kernel of a step.
