@@ -35,6 +35,7 @@
 #include "solvers/common/runner.h"
 #include "solvers/common/timers.h"
 #include "solvers/common/validity.h"
+#include "solvers/hexmg/algebraic_hierarchy.h"
 #include "solvers/hexmg/hexmg_simulation.h"
 
 namespace eb {
@@ -396,12 +397,36 @@ void run_accuracy(const ExperimentContext& ctx, const std::vector<int>& sizes, i
   meta["accuracy_steps"] = steps;
 }
 
+// The corrected coarse-grid construction(s) that run_shapes measures beside the paper's (issue 9):
+// the paper's trilinear P0 smoothed by one block-Jacobi step, exact Galerkin operators on every
+// level (solvers/hexmg/algebraic_hierarchy.h), CPU fp64. "smoothed_p" keeps the paper's cycle
+// (2 forward / 1 forward Gauss-Seidel sweeps); "smoothed_p_pcg" is MG-PCG, CG preconditioned by a
+// symmetric V-cycle (2 forward / 2 backward sweeps), so its rows are CG iterations, not V-cycles.
+struct ShapeVariant {
+  std::string name;
+  hexmg::AlgebraicOptions options;
+  bool pcg = false;
+};
+
+std::vector<ShapeVariant> shape_variants() {
+  hexmg::AlgebraicOptions v;
+  v.prolongation_smoothing = 1;
+  v.block_jacobi = true;
+  hexmg::AlgebraicOptions p = v;
+  p.pre_smooth = p.post_smooth = 2;
+  p.symmetric = true;
+  return {{"smoothed_p", v, false}, {"smoothed_p_pcg", p, true}};
+}
+
 // Per-cycle factors on shapes built to expose the V-cycle's behaviour on thin features, in the
 // residual and in the energy norm of the error against a direct solve of the same system
 // (Eigen's sparse LDL^T, fp64): the first step from rest, V-cycles until the energy error fell
-// 1e-10 or 30 cycles.
+// 1e-10 or 30 cycles; the same for each of shape_variants(), from the same zero initial guess.
+// operator_complexity and work_per_cycle (matrix entries read per cycle / nnz(A_0)) come from
+// AlgebraicHierarchy, for the paper rows from its unsmoothed form, whose operators are the paper's.
 void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_sizes, nlohmann::json& meta) {
-  CsvTable t({"shape", "description", "elements", "levels", "cycle", "residual_factor", "energy_factor", "energy_error"});
+  CsvTable t({"shape", "variant", "description", "elements", "levels", "cycle", "residual_factor", "energy_factor",
+              "energy_error", "operator_complexity", "work_per_cycle"});
   struct Case {
     std::string name, description;
     Scenario sc;
@@ -444,17 +469,48 @@ void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_size
       const Eigen::VectorXd e = Eigen::Map<const Eigen::VectorXd>(uu.data(), n) - x;
       return std::sqrt(std::max(0.0, e.dot(A * e)));
     };
+    const hexmg::SparseRows Ar = A;
+    const Eigen::VectorXd bb = Eigen::Map<const Eigen::VectorXd>(b.data(), n);
+    const std::string elements = std::to_string(sim->model().n_elems()), levels = std::to_string(sim->model().n_levels());
+    hexmg::AlgebraicOptions paper_options;
+    paper_options.prolongation_smoothing = 0;
+    const hexmg::AlgebraicHierarchy paper(sim->model(), Ar, paper_options);
     const double e0 = energy(u);
     double e = e0, r = sim->system_residual();
     for (int cyc = 1; cyc <= 30 && e > 1e-10 * e0; ++cyc) {
       sim->vcycle();
       sim->export_system(trip, b, u);
       const double en = energy(u), rn = sim->system_residual();
-      t.add_row({c.name, c.description, std::to_string(sim->model().n_elems()), std::to_string(sim->model().n_levels()),
-                 std::to_string(cyc), CsvTable::num(r > 0 ? rn / r : 0.0), CsvTable::num(e > 0 ? en / e : 0.0),
-                 CsvTable::num(e0 > 0 ? en / e0 : 0.0)});
+      t.add_row({c.name, "paper", c.description, elements, levels, std::to_string(cyc), CsvTable::num(r > 0 ? rn / r : 0.0),
+                 CsvTable::num(e > 0 ? en / e : 0.0), CsvTable::num(e0 > 0 ? en / e0 : 0.0),
+                 CsvTable::num(paper.operator_complexity()), CsvTable::num(paper.work_per_cycle())});
       e = en;
       r = rn;
+    }
+    for (const ShapeVariant& v : shape_variants()) {
+      const hexmg::AlgebraicHierarchy h(sim->model(), Ar, v.options);
+      // A CG iteration reads A_0 once more than the V-cycle it applies.
+      const double work = h.work_per_cycle() + (v.pcg ? 1.0 : 0.0);
+      Eigen::VectorXd uv = Eigen::VectorXd::Zero(n);
+      const double ev0 = energy(std::vector<double>(size_t(n), 0.0));
+      double ev = ev0, rv = bb.norm();
+      auto record = [&](int k, const Eigen::VectorXd& x) {
+        const double en = energy(std::vector<double>(x.data(), x.data() + n)), rn = (bb - Ar * x).norm();
+        t.add_row({c.name, v.name, c.description, elements, levels, std::to_string(k), CsvTable::num(rv > 0 ? rn / rv : 0.0),
+                   CsvTable::num(ev > 0 ? en / ev : 0.0), CsvTable::num(ev0 > 0 ? en / ev0 : 0.0),
+                   CsvTable::num(h.operator_complexity()), CsvTable::num(work)});
+        ev = en;
+        rv = rn;
+        return ev > 1e-10 * ev0;
+      };
+      if (v.pcg) {
+        hexmg::mg_pcg(h, Ar, bb, uv, 30, 0.0, record);
+      } else {
+        for (int cyc = 1; cyc <= 30 && ev > 1e-10 * ev0; ++cyc) {
+          h.vcycle(bb, uv);
+          record(cyc, uv);
+        }
+      }
     }
     names.push_back(c.name);
     t.write(ctx.out_dir / "mg_shapes.csv");
