@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 
 #include "assembly/tled/hex8_tled.h"
 #include "solvers/common/timers.h"
@@ -69,7 +70,7 @@ class TledCpu final : public TledSimulationBase {
       {
         CpuPhase ph(timings_, "node_update");
         node_update();
-        apply_boundary(u_prev_.data(), double(step_ + 1) * s_.dt, true);
+        boundary_update();
       }
       std::swap(u_, u_prev_);  // u_prev_ now holds u^n, u_ holds u^{n+1}
       ++step_;
@@ -92,6 +93,25 @@ class TledCpu final : public TledSimulationBase {
   void add_details(nlohmann::json& j) const override {
     j["threads"] = threads_;
     j["texture_note"] = "texture fetching applies to the CUDA backend only; the CPU ignores solver.texture";
+  }
+
+  // The neutral layout of get_array/set_array is this backend's own.
+  std::vector<double> read_array(PhaseArray a) override {
+    const std::vector<T>& v = array_of(a);
+    return std::vector<double>(v.begin(), v.end());
+  }
+  void write_array(PhaseArray a, const std::vector<double>& values) override {
+    std::vector<T>& v = array_of(a);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = T(values[i]);
+  }
+
+  // The functions advance() calls, one at a time.
+  void run_phase_impl(Phase p) override {
+    switch (p) {
+      case Phase::Element: element_forces(); break;
+      case Phase::Node: node_update(); break;
+      case Phase::Boundary: boundary_update(); break;
+    }
   }
 
  private:
@@ -181,6 +201,20 @@ class TledCpu final : public TledSimulationBase {
     }
     }  // omp parallel
   }
+
+  std::vector<T>& array_of(PhaseArray a) {
+    switch (a) {
+      case PhaseArray::u: return u_;
+      case PhaseArray::u_prev: return u_prev_;
+      case PhaseArray::fe: return fe_;
+      case PhaseArray::fnode: return fnode_;
+      case PhaseArray::beta: return beta_;
+    }
+    throw std::logic_error("tled cpu: unknown array");
+  }
+
+  // The boundary conditions of t_{n+1} on the new displacement (held in u_prev until the swap).
+  void boundary_update() { apply_boundary(u_prev_.data(), double(step_ + 1) * s_.dt, true); }
 
   // Eqs. 13-14: external nodal forces (a R added to free components) and prescribed
   // displacements at time t.

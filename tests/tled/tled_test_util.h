@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,56 @@ inline Scenario cube(int per_edge, const std::vector<std::string>& overrides = {
   return load_scenario("cube-compression", all);
 }
 
+// A 9 x 7 x 5 box (315 elements: three element blocks, a partial warp) with what the cube lacks:
+// gravity, a point force, a surface traction, prescribed displacements on two curves besides the
+// clamped base, at a fixed dt (the stable step is 4.7e-4 s) so that every curve's factor lies
+// inside (0, 1) over the first steps. The point force sits on the loaded surface (two force
+// entries on one node) unless `overrides` (key=value) move it.
+inline Scenario loaded_box(const std::vector<std::string>& overrides = {}) {
+  nlohmann::json doc = parse_scenario_text(R"(name = "tled-loaded-box"
+[mesh]
+source = "box"
+origin = [0.0, 0.0, 0.0]
+size = [0.045, 0.035, 0.025]
+element_size = 0.005
+[material]
+youngs_modulus = 30000.0
+poisson_ratio = 0.45
+density = 1000.0
+[boundary]
+gravity = [0.0, -9.81, -3.0]
+[[boundary.fixed]]
+components = "xyz"
+where = { kind = "plane", point = [0.0, 0.0, 0.0], normal = [0.0, 0.0, 1.0] }
+[[boundary.prescribed]]
+components = "z"
+displacement = [0.0, 0.0, -0.004]
+where = { kind = "plane", point = [0.0, 0.0, 0.025], normal = [0.0, 0.0, 1.0] }
+curve = { shape = "linear", start = 0.0, duration = 0.01 }
+[[boundary.prescribed]]
+components = "x"
+displacement = [0.001, 0.0, 0.0]
+where = { kind = "plane", point = [0.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0] }
+curve = { shape = "step", start = 0.0, duration = 0.0 }
+[[boundary.point_forces]]
+position = [0.045, 0.035, 0.015]
+force = [0.01, -0.02, 0.005]
+curve = { shape = "smooth", start = 0.0, duration = 0.005 }
+[[boundary.surface_forces]]
+traction = [0.0, 50.0, -20.0]
+where = { kind = "plane", point = [0.045, 0.0, 0.0], normal = [1.0, 0.0, 0.0] }
+curve = { shape = "linear", start = 0.0, duration = 0.02 }
+[time]
+dt = 2.0e-4
+end_time = 0.1
+)",
+                                           "toml", "tled test box");
+  for (const auto& o : overrides) apply_override(doc, o);
+  Scenario s = scenario_from_json(doc, "tled test box");
+  validate_scenario(s);
+  return s;
+}
+
 inline std::unique_ptr<Simulation> make(const Scenario& s, Backend b, Precision p, int threads = 1) {
   RunOptions o;
   o.backend = b;
@@ -66,6 +117,15 @@ inline std::unique_ptr<Simulation> make(const Scenario& s, Backend b, Precision 
 inline std::vector<std::string> with_texture(std::vector<std::string> o, bool texture) {
   o.push_back(std::string("solver.texture=") + (texture ? "true" : "false"));
   return o;
+}
+
+// "" when a and b are equal bit for bit, else where they first differ.
+inline std::string first_bitwise_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0)
+      return "entry " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " + std::to_string(b[i]);
+  return "";
 }
 
 // Largest displacement difference of two simulations relative to the largest displacement of
