@@ -28,6 +28,10 @@ for part in $parts; do
     common)
       (cd "$B" && timeout 400 ctest -L gpu --timeout 150 -j2 --output-on-failure --repeat until-fail:${EB_CTEST_REPEAT:-1} > "$OUT/ctest_gpu.log" 2>&1)
       grep -E "tests passed|Failed" "$OUT/ctest_gpu.log" | head
+      # The per-kernel tests again with their output kept: the CUDA-vs-CPU errors they measure
+      # (ctest keeps a test's output only when it fails).
+      [ -x "$B/bin/test_tled_gpu" ] && (cd "$B" && timeout 60 bin/test_tled_gpu --gtest_filter='Kernels/*:*Determinism*' > "$OUT/test_tled_gpu_kernels.txt" 2>&1)
+      [ -x "$B/bin/test_hexmg_gpu" ] && (cd "$B" && timeout 60 bin/test_hexmg_gpu --gtest_filter='Kernels/*' > "$OUT/test_hexmg_gpu_kernels.txt" 2>&1)
       "$B/bin/bench_ceilings" --benchmark_out="$OUT/ceilings.json" --benchmark_out_format=json \
         --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
     tled)
@@ -39,7 +43,7 @@ for part in $parts; do
       tar czf "$OUT/strbac2015.tgz" -C $R . ;;
     hexmg)
       R=/tmp/eb_hexmg; rm -rf $R
-      timeout 520 bash solvers/hexmg/gpu_session.sh "$B/bin" $R
+      timeout "${EB_HEXMG_TIMEOUT:-520}" bash solvers/hexmg/gpu_session.sh "$B/bin" $R
       echo "hexmg session exit $?"
       find $R -name vtk -type d -prune -exec rm -rf {} +
       tar czf "$OUT/hexmg.tgz" -C $R . ;;
