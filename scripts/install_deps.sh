@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
 # Installs ElastoBench's Debian 12 build and run-time dependencies. Idempotent: packages
 # already present are skipped by apt. Needs root (or sudo) and a reachable Debian mirror.
+#
+# ParaView's Python modules are the exception. Debian 12's python3-paraview Conflicts with
+# python3-vtk9 (both ship vtkmodules/ and vtk.py in /usr/lib/python3/dist-packages), and
+# libvtk9-dev depends on python3-vtk9: apt cannot have both, and installing one silently removes
+# the other. So apt installs paraview (pvbatch) beside libvtk9-dev/python3-vtk9, and the files of
+# python3-paraview, at exactly the installed paraview's version, are unpacked into a private prefix
+# ($EB_PARAVIEW_PYTHON_PREFIX, default /opt/elastobench/python3-paraview) that the ParaView test
+# (tests/meshes/paraview_series_test.py) puts on pvbatch's PYTHONPATH.
 set -euo pipefail
 
 packages=(
@@ -19,8 +27,9 @@ packages=(
   zlib1g-dev
   calculix-ccx             # reference solver for the TLED validation
   python3 python3-numpy python3-matplotlib python3-pandas python3-vtk9
-  paraview python3-paraview xvfb xauth  # pvbatch under xvfb-run opens our .pvd series in a test
+  paraview xvfb xauth      # pvbatch under xvfb-run opens our .pvd series in a test (see above)
 )
+PV_PREFIX=${EB_PARAVIEW_PYTHON_PREFIX:-/opt/elastobench/python3-paraview}
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -29,11 +38,34 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+export DEBIAN_FRONTEND=noninteractive
+updated=0
+apt_update() {
+  if [ "$updated" = 0 ]; then $SUDO apt-get update -q; updated=1; fi
+}
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all ${#packages[@]} Debian packages already installed"
+else
+  echo "install_deps: installing ${missing[*]}"
+  apt_update
+  # A python3-paraview installed system-wide (as earlier versions of this script did) conflicts
+  # with python3-vtk9 and is removed here; its private copy below takes its place.
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+pv_version=$(dpkg-query -W -f='${Version}' paraview)
+if [ "$(cat "$PV_PREFIX/VERSION" 2>/dev/null)" = "$pv_version" ]; then
+  echo "install_deps: ParaView's Python modules $pv_version already in $PV_PREFIX"
   exit 0
 fi
-echo "install_deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install_deps: unpacking python3-paraview $pv_version into $PV_PREFIX (not apt-installed: it conflicts with python3-vtk9)"
+apt_update
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "python3-paraview=$pv_version")
+$SUDO rm -rf "$PV_PREFIX.new"
+$SUDO mkdir -p "$PV_PREFIX.new"
+$SUDO dpkg-deb -x "$tmp"/python3-paraview_*.deb "$PV_PREFIX.new"
+echo "$pv_version" | $SUDO tee "$PV_PREFIX.new/VERSION" > /dev/null
+$SUDO rm -rf "$PV_PREFIX"
+$SUDO mv "$PV_PREFIX.new" "$PV_PREFIX"

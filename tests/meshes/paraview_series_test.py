@@ -8,8 +8,16 @@ opens every .pvd found with ParaView's PVD reader under pvbatch + xvfb-run, and 
 count, points, cells and arrays of every frame with the .pvd's entries, the frame files' headers
 and the run's summary.json.
 
-usage: paraview_series_test.py ELASTOBENCH VTK_IO_H WORK_DIR [--reproduce]
-Exit 77 (skipped) only when pvbatch is not installed."""
+usage: paraview_series_test.py [--pvbatch-preload=SHIM] ELASTOBENCH VTK_IO_H WORK_DIR [--reproduce]
+Exit 77 (skipped) only when pvbatch is not installed.
+
+SHIM (built by tests/meshes/CMakeLists.txt from expat_no_reparse_deferral.c) is LD_PRELOADed into
+pvbatch: Debian 12's ParaView 5.11 misreads raw appended data with the security-updated libexpat1.
+
+ParaView's Python modules: Debian 12's python3-paraview conflicts with python3-vtk9 (which
+libvtk9-dev needs), so scripts/install_deps.sh unpacks them into a private prefix,
+$EB_PARAVIEW_PYTHON_PREFIX (default /opt/elastobench/python3-paraview), put here on pvbatch's
+PYTHONPATH. A system-wide python3-paraview works too."""
 import json
 import os
 import re
@@ -19,14 +27,33 @@ import sys
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-elastobench, vtk_io_h, work = (os.path.abspath(a) for a in sys.argv[1:4])
-reproduce = "--reproduce" in sys.argv[4:]
+PRELOAD_OPT = "--pvbatch-preload="
+preload = [a[len(PRELOAD_OPT):] for a in sys.argv[1:] if a.startswith(PRELOAD_OPT)]
+args = [a for a in sys.argv[1:] if not a.startswith(PRELOAD_OPT)]
+elastobench, vtk_io_h, work = (os.path.abspath(a) for a in args[0:3])
+reproduce = "--reproduce" in args[3:]
 
 if shutil.which("pvbatch") is None:
     print("pvbatch is not installed (Debian paraview + python3-paraview); skipping the ParaView check")
     sys.exit(77)
 if shutil.which("xvfb-run") is None:
     sys.exit("xvfb-run is missing (Debian xvfb, xauth): pvbatch needs an X display")
+
+PV_PREFIX = os.environ.get("EB_PARAVIEW_PYTHON_PREFIX", "/opt/elastobench/python3-paraview")
+PV_SITE = os.path.join(PV_PREFIX, "usr", "lib", "python3", "dist-packages")
+
+
+def pvbatch_env():
+    """pvbatch embeds Debian's Python 3.11: none of the caller's Python settings (a pyenv's
+    PYTHONHOME/PYTHONPATH, a virtualenv, user site-packages) reach it, Debian's binaries come first
+    on PATH, and ParaView's private modules (install_deps.sh) are its only PYTHONPATH entry."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTHON") and k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    env["PATH"] = "/usr/bin:/bin:" + os.environ.get("PATH", "")
+    env["PYTHONNOUSERSITE"] = "1"
+    if os.path.isdir(os.path.join(PV_SITE, "paraview")):
+        env["PYTHONPATH"] = PV_SITE
+    return env
 
 
 def field_names(header):
@@ -96,11 +123,32 @@ if missing:
 
 report_file = os.path.join(work, "paraview_report.json")
 # Relative names, resolved by ParaView from pvbatch's working directory, as a user would type them.
-cmd = ["xvfb-run", "-a", "pvbatch", os.path.join(HERE, "pvd_paraview_report.py"), report_file,
+for shim in preload:
+    if not os.path.isfile(shim):
+        sys.exit(f"--pvbatch-preload: {shim} does not exist (build the target eb_expat_no_reparse_deferral)")
+# The shim goes into pvbatch only, not into xvfb-run, xauth or Xvfb.
+cmd = ["xvfb-run", "-a", *(["env", "LD_PRELOAD=" + " ".join(preload)] if preload else []),
+       "pvbatch", os.path.join(HERE, "pvd_paraview_report.py"), report_file,
        *[os.path.relpath(p, work) for p in pvds]]
-r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+env = pvbatch_env()
+r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+# Printed with every failure from here on, so that a CI log explains itself.
+pvbatch_output = (f"--- {' '.join(cmd)} (exit {r.returncode}, PYTHONPATH={env.get('PYTHONPATH', '')})\n"
+                  f"--- stdout:\n{r.stdout}--- stderr:\n{r.stderr}--- end of pvbatch output")
+
+
+def excepthook(kind, value, tb):
+    sys.__excepthook__(kind, value, tb)
+    print(pvbatch_output, file=sys.stderr)
+
+
+sys.excepthook = excepthook
 if r.returncode != 0 or not os.path.exists(report_file):
-    sys.exit(f"pvbatch failed ({r.returncode}):\n{r.stdout}{r.stderr}")
+    hint = ""
+    if "No module named 'paraview'" in r.stdout + r.stderr:
+        hint = (f"\npvbatch cannot import ParaView's Python modules: neither python3-paraview nor its private "
+                f"copy in {PV_PREFIX} is installed (bash scripts/install_deps.sh unpacks it there)")
+    sys.exit(f"pvbatch failed ({r.returncode}):\n{pvbatch_output}{hint}")
 seen = {os.path.join(work, k): v for k, v in json.load(open(report_file)).items()}
 # ParaView's reader logs a missing or unreadable frame without failing the script.
 for line in (r.stdout + r.stderr).splitlines():
@@ -193,5 +241,6 @@ for pvd in pvds:
 
 if errors:
     print("\n".join(errors))
+    print(pvbatch_output)
     sys.exit(1)
 print(f"ok: ParaView opened {len(pvds)} series: " + ", ".join(os.path.relpath(p, work) for p in pvds))
