@@ -25,7 +25,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from portable_paths import portable_paths  # noqa: E402
-from run_validity import run_validity_table  # noqa: E402
+from run_validity import run_records, run_validity_table  # noqa: E402
 
 
 def load_module(name):
@@ -92,13 +92,13 @@ def parts_provenance(manifest):
 
 def provenance_from_runs(folder):
     """Results filed before the per-experiment manifests: the machine and build that every run's
-    summary.json records (the first run's, when they all agree), else the machine of meta.json."""
+    summary.json (or run.json) records (the first run's, when they all agree), else the machine of meta.json."""
     meta = {}
     if os.path.exists(os.path.join(folder, "meta.json")):
         with open(os.path.join(folder, "meta.json")) as f:
             meta = json.load(f)
     builds, machine = set(), None
-    for path in sorted(glob.glob(os.path.join(folder, "runs", "*", "summary.json"))):
+    for path in run_records(folder):
         with open(path) as f:
             run = json.load(f)
         if "build" in run:

@@ -4,11 +4,13 @@ A number from an invalid run is never tabulated or drawn: in its place the repor
 "invalid: <reason>". Results written before runs recorded their validity are "validity not
 recorded", never taken for valid (their numbers are shown, marked as such by the caller).
 
-    summary_validity(summary)  -> (True | False | None, reason)   from a summary.json dict
+    summary_validity(summary)  -> (True | False | None, reason)   from a summary.json dict, or a
+                                  timing record (run.json: top-level "valid", "invalid_reason")
     row_validity(row)          -> (True | False | None, reason)   from a CSV row with a
                                   "validity" column ("valid" or "invalid: <reason>")
     shown(value, ok, reason)   -> the value, or the reason when ok is False
-    run_validity_table(folder) -> Markdown: every runs/*/summary.json of an experiment folder
+    run_validity_table(folder) -> Markdown: every run of an experiment folder (runs/*/summary.json,
+                                  or runs/*/run.json where a driver timed steps from a saved state)
 """
 import glob
 import json
@@ -19,6 +21,11 @@ NOT_RECORDED = "validity not recorded"
 
 
 def summary_validity(summary):
+    if isinstance(summary, dict) and isinstance(summary.get("valid"), bool):
+        # A timing record (dick2011 runs/*/run.json): validity of the timed steps at the top level.
+        if summary["valid"]:
+            return True, ""
+        return False, f"invalid: {summary.get('invalid_reason') or 'no reason recorded'}"
     v = summary.get("validity") if isinstance(summary, dict) else None
     if not isinstance(v, dict) or not isinstance(v.get("valid"), bool):
         return None, NOT_RECORDED
@@ -43,10 +50,21 @@ def shown(value, ok, reason):
     return reason if ok is False else value
 
 
+def run_records(folder):
+    """The record of every run folder under FOLDER/runs: its summary.json, else its run.json."""
+    paths = []
+    for run in sorted(glob.glob(os.path.join(folder, "runs", "*", ""))):
+        for name in ("summary.json", "run.json"):
+            if os.path.exists(os.path.join(run, name)):
+                paths.append(os.path.join(run, name))
+                break
+    return paths
+
+
 def run_validity_table(folder):
     """One line per run folder under FOLDER/runs: valid, invalid (with the reason), or not recorded."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(folder, "runs", "*", "summary.json"))):
+    for path in run_records(folder):
         with open(path) as f:
             ok, reason = summary_validity(json.load(f))
         rows.append((os.path.basename(os.path.dirname(path)), "valid" if ok else reason))

@@ -5,7 +5,7 @@ that predate validity, and carries no absolute path of the machine that made it.
     test_report_validity.py MAKE_REPORT_PY
 
 Builds a small strbac2015 results folder (one valid and one invalid CPU row, run summaries with
-and without validity), runs analysis/make_report.py on it and checks the report's text.
+and without validity, and timing records runs/*/run.json as dick2011 writes them), runs analysis/make_report.py on it and checks the report's text.
 """
 import json
 import os
@@ -39,6 +39,13 @@ with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(exp, "runs", name))
         with open(os.path.join(exp, "runs", name, "summary.json"), "w") as f:
             json.dump(summary, f)
+    # Timing records (a driver timing steps from a saved state): validity at the top level.
+    timed = {"timed_valid": {"valid": True, "invalid_reason": "", "validity": {"inverted_element_steps": 0}},
+             "timed_invalid": {"valid": False, "invalid_reason": "element 4 inverted at step 3"}}
+    for name, record in timed.items():
+        os.makedirs(os.path.join(exp, "runs", name))
+        with open(os.path.join(exp, "runs", name, "run.json"), "w") as f:
+            json.dump(record, f)
     out = os.path.join(tmp, "report")
     # An absolute results path: the report must not carry it.
     rc = subprocess.call([sys.executable, make_report, os.path.abspath(results), out, "--quiet"])
@@ -50,7 +57,8 @@ with tempfile.TemporaryDirectory() as tmp:
     row10 = [l for l in text.splitlines() if l.startswith("| 10 | 1000 |")]
     assert row10 and REASON in row10[0], row10
     assert "invalid: fp32: non-finite displacement at node 3 at step 9" in text, "round-off verdict missing"
-    assert "3 runs: 1 valid, 1 invalid, 1 with validity not recorded" in text, "run validity summary missing"
+    assert "5 runs: 2 valid, 2 invalid, 1 with validity not recorded" in text, "run validity summary missing"
+    assert "| `timed_invalid` | invalid: element 4 inverted at step 3 |" in text
     assert "| `old_run` | validity not recorded |" in text
     assert "| `invalid_run` | " + REASON + " |" in text
     # The valid row's total is there (0.1423 s -> "0.142", after the two GPU columns not run).
