@@ -1,18 +1,24 @@
 // `elastobench mesh ...`: generate, voxelize, tetrahedralize, convert and inspect meshes.
 // Bad input throws eb::InputError (exit 2 in main); every output is written atomically, so a
-// failing command leaves no output file behind.
+// failing command leaves no output file behind. A tetrahedralization whose quality is below the
+// threshold throws eb::RuntimeFailure (exit 1) before anything is written.
+#include <algorithm>
+#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "experiments/cli_common.h"
 #include "meshes/box.h"
 #include "meshes/errors.h"
+#include "meshes/geometry.h"
 #include "meshes/gmsh_tet.h"
 #include "meshes/mesh_info.h"
 #include "meshes/mesh_io.h"
 #include "meshes/mesh_spec.h"
+#include "meshes/reorder.h"
 #include "meshes/sphere.h"
 #include "meshes/voxelize.h"
 
@@ -34,9 +40,17 @@ struct MeshArgs {
   long long target_elements = 0;
   double spacing = 0.0, tet_size = 0.0, scale = 1.0;
   bool tets = false, keep_surface = false;
+  std::vector<std::string> optimizers = mesh::default_tet_optimizers();
+  std::vector<double> feature_angles = mesh::TetrahedralizeOptions().feature_angles_deg;
+  double remesh_timeout = mesh::TetrahedralizeOptions().remesh_timeout_s;
+  int optimizer_iterations = 1;
+  double min_dihedral = mesh::kPoorMinDihedralDeg;
+  double peel_below = mesh::kPoorMinDihedralDeg;
+  bool allow_poor_quality = false;
   // output
   bool no_compress = false;
   int msh_version = 4;
+  std::string reorder = "none";
   bool json = false, no_check = false;
 };
 
@@ -65,15 +79,38 @@ void report(const std::string& out, const mesh::MeshFile& m) {
   std::cout << "\n";
 }
 
-void write_and_report(const MeshArgs& a, const mesh::MeshFile& m) {
+// Renumbers the nodes (--reorder) and writes; the bandwidth before and after is printed.
+void write_and_report(const MeshArgs& a, mesh::MeshFile m) {
+  const mesh::NodeOrdering ordering = mesh::parse_node_ordering(a.reorder);
+  std::string reorder_note;
+  if (ordering != mesh::NodeOrdering::None) {
+    const mesh::NodeGraph g = mesh::node_graph(m);
+    const auto order = mesh::node_order(g, ordering);
+    const auto before = mesh::ordering_stats(g), after = mesh::ordering_stats(g, order);
+    mesh::apply_node_order(m, order);
+    std::ostringstream o;
+    o << std::setprecision(4) << "nodes renumbered (" << a.reorder << "): bandwidth " << before.bandwidth << " -> "
+      << after.bandwidth << ", mean neighbour distance " << before.mean_distance << " -> " << after.mean_distance << "\n";
+    reorder_note = o.str();
+  }
   mesh::write_mesh_file(a.output, m, write_options(a));
   report(a.output, m);
+  std::cout << reorder_note;
+}
+
+void add_reorder_option(CLI::App* cmd, MeshArgs& a) {
+  cmd->add_option("--reorder", a.reorder,
+                  "Renumber nodes for locality: rcm (reverse Cuthill-McKee), metis (nested dissection, where "
+                  "compiled in) or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "rcm", "metis"}));
 }
 
 void add_output_options(CLI::App* cmd, MeshArgs& a) {
   cmd->add_option("-o,--output", a.output, "Output file; format from the extension")->required();
   cmd->add_flag("--no-compress", a.no_compress, ".vtu/.vtp: raw instead of zlib-compressed appended data");
   cmd->add_option("--msh-version", a.msh_version, ".msh output version (2 or 4)")->check(CLI::IsMember({2, 4}));
+  add_reorder_option(cmd, a);
 }
 
 void run_generate(const MeshArgs& a) {
@@ -130,7 +167,55 @@ void run_tetrahedralize(const MeshArgs& a) {
   mesh::TetrahedralizeOptions o;
   o.size = a.tet_size;
   o.keep_surface = a.keep_surface;
-  write_and_report(a, mesh::to_mesh_file(mesh::tetrahedralize_surface(s, o, path.string())));
+  o.optimizers = a.optimizers;
+  if (std::find(o.optimizers.begin(), o.optimizers.end(), "none") != o.optimizers.end()) {
+    if (o.optimizers.size() > 1) throw InputError("--optimize: 'none' cannot be combined with other passes");
+    o.optimizers.clear();
+  }
+  o.optimizer_iterations = a.optimizer_iterations;
+  o.feature_angles_deg = a.feature_angles;
+  o.remesh_timeout_s = a.remesh_timeout;
+  o.peel_below_deg = a.peel_below;
+  mesh::TetrahedralizeReport r;
+  const mesh::TetMesh m = mesh::tetrahedralize_surface(s, o, path.string(), &r);
+  const mesh::TetQualitySummary q = mesh::summarize_tet_quality(m.nodes, m.elems, a.min_dihedral);
+  if (r.surface_remeshed)
+    std::cout << "surface remeshed (feature angle " << r.feature_angle_deg << " deg)"
+              << (r.remesh_error.empty() ? "" : "; earlier attempts failed: " + r.remesh_error) << "\n";
+  else
+    std::cout << "input triangles kept as the boundary"
+              << (r.remesh_error.empty() ? "" : " (Gmsh could not remesh the surface: " + r.remesh_error + ")") << "\n";
+  std::cout << std::setprecision(3) << std::fixed;
+  std::cout << "meshed in " << r.mesh_seconds << " s: " << r.generated.tets << " tetrahedra, "
+            << mesh::quality_line(r.generated) << "\n";
+  for (const auto& p : r.passes)
+    std::cout << "optimizer " << p.optimizer << " in " << p.seconds << " s: " << p.after.tets << " tetrahedra, "
+              << mesh::quality_line(p.after) << "\n";
+  if (o.peel_below_deg > 0)
+    std::cout << "boundary slivers removed (below " << o.peel_below_deg << " deg, two or three faces on the surface): "
+              << r.peeled.removed << ", volume " << std::scientific << r.peeled.volume_removed << std::fixed << "\n";
+  std::cout.unsetf(std::ios::floatfield);
+  double volume = 0;
+  for (const auto& t : m.elems) {
+    const auto x = mesh::gather(m.nodes, t);
+    volume += mesh::tet_signed_volume(x[0], x[1], x[2], x[3]);
+  }
+  const double enclosed = mesh::surface_volume(s);
+  std::cout << std::setprecision(6) << "volume " << volume << " (the input surface encloses " << enclosed << ": "
+            << std::showpos << std::setprecision(3) << 100.0 * (volume - enclosed) / enclosed << std::noshowpos
+            << "%)\n";
+  std::cout << std::setprecision(6) << mesh::to_text(q);
+  if (q.min_dihedral_deg < a.min_dihedral) {
+    std::ostringstream msg;
+    msg << path.string() << ": the tetrahedralization has " << q.poor << " tetrahedra with a dihedral angle below "
+        << a.min_dihedral << " deg (smallest " << std::setprecision(3) << q.min_dihedral_deg << " deg, element "
+        << q.worst_element + 1 << "); such slivers slow CG and shrink explicit time steps";
+    if (!a.allow_poor_quality)
+      throw RuntimeFailure(msg.str() + ". Nothing was written: try another --size, --optimize passes, or "
+                           "--allow-poor-quality to write it anyway");
+    std::cerr << "elastobench: warning: " << msg.str() << " (written anyway: --allow-poor-quality)\n";
+  }
+  write_and_report(a, mesh::to_mesh_file(m));
 }
 
 void run_convert(const MeshArgs& a) {
@@ -139,7 +224,7 @@ void run_convert(const MeshArgs& a) {
   r.check_elements = !a.no_check;
   mesh::MeshFile m = mesh::read_mesh_file(input_path(a), r);
   mesh::transform_nodes(m.nodes, a.scale, {0, 0, 0});
-  write_and_report(a, m);
+  write_and_report(a, std::move(m));
 }
 
 void run_info(const MeshArgs& a) {
@@ -192,6 +277,33 @@ void add_mesh_command(CLI::App& app) {
   tet->add_option("--size", a->tet_size, "Target edge length")->required();
   tet->add_option("--scale", a->scale, "Scale the surface first");
   tet->add_flag("--keep-surface", a->keep_surface, "Keep the input triangles as the boundary (no surface remeshing)");
+  tet->add_option("--optimize", a->optimizers,
+                  "Gmsh optimizer passes in order, comma-separated: gmsh, netgen, relocate3d, or none")
+      ->delimiter(',')
+      ->default_str("gmsh")
+      ->check(CLI::IsMember({"none", "gmsh", "netgen", "relocate3d"}));
+  tet->add_option("--feature-angles", a->feature_angles,
+                  "Remeshing: feature angles (deg) tried in turn until Gmsh can reparametrize the surface")
+      ->delimiter(',')
+      ->default_str("40,60,90")
+      ->check(CLI::Range(1.0, 180.0));
+  tet->add_option("--remesh-timeout", a->remesh_timeout,
+                  "Seconds Gmsh's surface classification may take before that attempt is stopped")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  tet->add_option("--peel-below", a->peel_below,
+                  "Remove boundary slivers (two or three faces on the surface) whose min dihedral angle is below this (deg; 0: "
+                  "keep them)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 70.0));
+  tet->add_option("--optimize-iterations", a->optimizer_iterations, "Iterations of each optimizer pass")
+      ->check(CLI::Range(1, 100));
+  tet->add_option("--min-dihedral", a->min_dihedral,
+                  "Quality threshold (deg): a smaller dihedral angle fails the command (exit 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 70.0));
+  tet->add_flag("--allow-poor-quality", a->allow_poor_quality,
+                "Write the mesh even when a dihedral angle is below --min-dihedral (a warning instead)");
   add_output_options(tet, *a);
   tet->callback([a] { run_tetrahedralize(*a); });
 
@@ -202,9 +314,10 @@ void add_mesh_command(CLI::App& app) {
   conv->add_flag("--no-check", a->no_check, "Do not reject inverted/zero-volume elements");
   conv->add_flag("--no-compress", a->no_compress, ".vtu/.vtp: raw appended data");
   conv->add_option("--msh-version", a->msh_version, ".msh output version (2 or 4)")->check(CLI::IsMember({2, 4}));
+  add_reorder_option(conv, *a);
   conv->callback([a] { run_convert(*a); });
 
-  CLI::App* info = mesh_cmd->add_subcommand("info", "Counts, bounding box, volume, quality, valence histogram");
+  CLI::App* info = mesh_cmd->add_subcommand("info", "Counts, bounding box, volume, quality histograms, node bandwidth, valence histogram");
   info->add_option("file", a->input, "Mesh file")->required();
   info->add_flag("--json", a->json, "Machine-readable output");
   info->callback([a] { run_info(*a); });

@@ -3,6 +3,7 @@
 // file contents; mesh_io.cpp applies the common checks.
 #include <filesystem>
 #include <ostream>
+#include <string>
 
 #include "meshes/mesh_io.h"
 #include "meshes/text_reader.h"
@@ -14,6 +15,12 @@ namespace eb::mesh::formats {
 // Returns false when skipped.
 bool add_vtk_cell(MeshFile& m, int vtk_type, const int64_t* ids, size_t n, int32_t material,
                   const TextReader& where);
+
+// Cell arrays read as the element material (region), in order of preference: ours, then the
+// names meshio writes for Gmsh physical groups and Medit references, then VTK/FEniCS's.
+inline constexpr const char* kRegionArrayNames[] = {"material_id", "gmsh:physical", "medit:ref", "CellEntityIds"};
+// Rank of `name` in kRegionArrayNames; -1 when it is not a region array.
+int region_array_rank(const std::string& name);
 
 MeshFile read_obj(TextReader& in);
 MeshFile read_off(TextReader& in);

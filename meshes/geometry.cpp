@@ -10,13 +10,6 @@
 namespace eb::mesh {
 namespace {
 
-Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
-
 // Derivatives of the trilinear map at reference point (u,v,w) in [0,1]^3, VTK corner order.
 void hex_jacobian(const std::array<Vec3, 8>& x, double u, double v, double w, Vec3 d[3]) {
   static constexpr int kC[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},

@@ -2,12 +2,20 @@
 // Element geometry and the checks every reader and generator applies: finite coordinates,
 // indices in range, no inverted or zero-volume elements, closed surfaces where required.
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "meshes/mesh.h"
 
 namespace eb::mesh {
+
+inline Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+inline Vec3 cross(const Vec3& a, const Vec3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+inline double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+inline double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
 
 double tet_signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
 // Exact volume of a trilinear hexahedron (2x2x2 Gauss is exact for its Jacobian).

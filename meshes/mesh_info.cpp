@@ -37,18 +37,17 @@ MeshInfo compute_mesh_info(const MeshFile& m) {
     info.bbox_min = bbox_min(m.nodes);
     info.bbox_max = bbox_max(m.nodes);
   }
+  info.tet_quality = summarize_tet_quality(m.nodes, m.tets);
   double sj_min = std::numeric_limits<double>::max(), sj_max = std::numeric_limits<double>::lowest();
-  double dh_min = 180, dh_max = 0;
+  if (!m.tets.empty()) {
+    sj_min = info.tet_quality.min_scaled_jacobian;
+    sj_max = info.tet_quality.max_scaled_jacobian;
+    info.min_dihedral_deg = info.tet_quality.min_dihedral_deg;
+    info.max_dihedral_deg = info.tet_quality.max_dihedral_deg;
+  }
   for (const auto& t : m.tets) {
     const auto x = gather(m.nodes, t);
     info.volume += tet_signed_volume(x[0], x[1], x[2], x[3]);
-    const double sj = tet_scaled_jacobian(x[0], x[1], x[2], x[3]);
-    sj_min = std::min(sj_min, sj);
-    sj_max = std::max(sj_max, sj);
-    for (double a : tet_dihedral_angles(x[0], x[1], x[2], x[3])) {
-      dh_min = std::min(dh_min, a * 180.0 / M_PI);
-      dh_max = std::max(dh_max, a * 180.0 / M_PI);
-    }
     const auto s = tet_state(m.nodes, t);
     info.inverted += s == ElementState::Inverted;
     info.degenerate += s == ElementState::Degenerate;
@@ -67,9 +66,17 @@ MeshInfo compute_mesh_info(const MeshFile& m) {
     info.min_scaled_jacobian = sj_min;
     info.max_scaled_jacobian = sj_max;
   }
-  if (!m.tets.empty()) {
-    info.min_dihedral_deg = dh_min;
-    info.max_dihedral_deg = dh_max;
+  if (!m.tets.empty() || !m.hexes.empty()) {
+    std::vector<char> used(m.nodes.size(), 0);
+    for (const auto& t : m.tets)
+      for (auto v : t) used[size_t(v)] = 1;
+    for (const auto& h : m.hexes)
+      for (auto v : h) used[size_t(v)] = 1;
+    info.unused_nodes = size_t(std::count(used.begin(), used.end(), 0));
+    const NodeGraph g = node_graph(m);
+    info.orderings["stored"] = ordering_stats(g);
+    info.orderings["rcm"] = ordering_stats(g, rcm_order(g));
+    if (have_metis()) info.orderings["metis"] = ordering_stats(g, metis_order(g));
   }
   std::vector<std::pair<int32_t, int32_t>> edges;
   add_edges(m.tets, kTetEdges, edges);
@@ -108,7 +115,16 @@ nlohmann::json to_json(const MeshInfo& i) {
     j["inverted"] = i.inverted;
     j["degenerate"] = i.degenerate;
   }
-  if (i.tets) j["dihedral_angle_deg"] = {{"min", i.min_dihedral_deg}, {"max", i.max_dihedral_deg}};
+  if (i.tets) {
+    j["dihedral_angle_deg"] = {{"min", i.min_dihedral_deg}, {"max", i.max_dihedral_deg}};
+    j["tet_quality"] = to_json(i.tet_quality);
+  }
+  if (i.tets || i.hexes) {
+    j["unused_nodes"] = i.unused_nodes;
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [name, s] : i.orderings) o[name] = {{"bandwidth", s.bandwidth}, {"mean_distance", s.mean_distance}};
+    j["node_orderings"] = o;
+  }
   if (!i.tets && !i.hexes) {
     j["boundary_edges"] = i.boundary_edges;
     j["nonmanifold_edges"] = i.nonmanifold_edges;
@@ -123,7 +139,11 @@ nlohmann::json to_json(const MeshInfo& i) {
 std::string to_text(const MeshInfo& i) {
   std::ostringstream o;
   o.precision(6);
-  o << "nodes:        " << i.nodes << "\n";
+  o << "nodes:        " << i.nodes;
+  if (i.unused_nodes)
+    o << " (" << i.unused_nodes << " used by no element: dropped when loaded for a simulation, leaving "
+      << i.nodes - i.unused_nodes << ")";
+  o << "\n";
   if (i.tets) o << "tetrahedra:   " << i.tets << "\n";
   if (i.hexes) o << "hexahedra:    " << i.hexes << "\n";
   if (i.triangles) o << "triangles:    " << i.triangles << "\n";
@@ -134,6 +154,17 @@ std::string to_text(const MeshInfo& i) {
     o << "scaled Jacobian: min " << i.min_scaled_jacobian << ", max " << i.max_scaled_jacobian << "\n";
     if (i.tets) o << "dihedral angles: min " << i.min_dihedral_deg << " deg, max " << i.max_dihedral_deg << " deg\n";
     o << "inverted elements:   " << i.inverted << "\ndegenerate elements: " << i.degenerate << "\n";
+    if (i.tets) o << to_text(i.tet_quality);
+    o << "node bandwidth (max | mean index distance of adjacent nodes):";
+    const char* separator = " ";
+    for (const char* name : {"stored", "rcm", "metis"}) {
+      const auto it = i.orderings.find(name);
+      if (it == i.orderings.end()) continue;
+      o << separator << (it->first == "stored" ? "as stored" : it->first) << " " << it->second.bandwidth << " | "
+        << it->second.mean_distance;
+      separator = "; ";
+    }
+    o << "\n";
   } else {
     o << "closed: " << (i.boundary_edges == 0 ? "yes" : "no") << " (" << i.boundary_edges << " boundary edges, "
       << i.nonmanifold_edges << " non-manifold edges)\n";

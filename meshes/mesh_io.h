@@ -11,6 +11,21 @@
 // Every reader reports bad input as InputError "<file>:<line>: ..." (text formats) or
 // "<file>: element N ..." (after parsing): truncation, malformed numbers, NaN/Inf coordinates,
 // indices out of range, inverted or zero-volume elements, empty meshes.
+//
+// Orientation: a file whose tetrahedra are ALL negative uses the other corner order and is
+// reoriented on reading (corners 2 and 3 swapped); a file with only SOME negative (or zero-volume)
+// tetrahedra is tangled and is rejected, naming the first one and the count. Flipping single
+// elements would hide a real defect, since a consistently built mesh has one orientation.
+// `mesh info` reads without the check and counts inverted/degenerate elements instead.
+// Every third-party tet mesh in ../shared/data/meshes is positive as stored.
+//
+// Regions: Gmsh physical groups (MSH v1 region, v2 first tag, v4 volume entity's physical tag),
+// Medit references, TetGen region attributes and VTK cell arrays (material_id, meshio's
+// gmsh:physical / medit:ref, CellEntityIds) become the element material.
+//
+// Unused nodes (no element uses them; the raptor .vtu files have 1-3) are kept by
+// read_mesh_file and `mesh convert`, counted by `mesh info`, and dropped by to_tet_mesh /
+// to_hex_mesh, which is how simulations load meshes.
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -265,7 +265,8 @@ class VtkXmlReader {
       types = values(*types_a, ncells_);
     }
     std::vector<double> material;
-    if (const XmlArray* mat = find("CellData", field::kMaterialId)) material = values(*mat, ncells_);
+    for (const char* region : formats::kRegionArrayNames)
+      if (const XmlArray* mat = material.empty() ? find("CellData", region) : nullptr) material = values(*mat, ncells_);
     std::vector<int64_t> ids;
     size_t begin = 0;
     for (size_t c = 0; c < ncells_; ++c) {

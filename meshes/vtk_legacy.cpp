@@ -1,6 +1,8 @@
 // Legacy VTK (.vtk) UNSTRUCTURED_GRID / POLYDATA, ASCII or BINARY (big-endian), both the
 // classic CELLS layout ("n i0 i1 ..") and the 5.1 OFFSETS/CONNECTIVITY layout.
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include "meshes/binary_util.h"
 #include "meshes/errors.h"
@@ -62,12 +64,12 @@ class LegacyReader {
         const size_t n = count("number of cell types");
         const auto t = read_array("Int32", n, "cell types");
         types.assign(t.begin(), t.end());
-      } else if (key == "CELL_DATA") {
-        cell_data_count_ = count("number of cell data");
-        read_cell_data();
+      } else if (key == "CELL_DATA" || key == "POINT_DATA") {
+        // Attributes come last; only a region array of the cells is kept (kRegionArrayNames).
+        read_attributes(key == "CELL_DATA");
         break;
-      } else if (key == "POINT_DATA" || key == "FIELD" || key == "METADATA") {
-        break;  // attributes other than material ids are not needed for meshes
+      } else if (key == "FIELD" || key == "METADATA") {
+        break;  // dataset-level field data: not needed for meshes
       } else if (key == "VERTICES" || key == "LINES" || key == "TRIANGLE_STRIPS") {
         std::vector<int64_t> c, o;
         read_cells(c, o);  // skipped, like 0-D/1-D cells of unstructured grids
@@ -143,30 +145,82 @@ class LegacyReader {
     }
   }
 
-  void read_cell_data() {
-    // Only "SCALARS material_id <type> [1]" is taken; anything else ends the parse.
-    if (in_.at_end()) return;
-    const size_t save = in_.position();
-    if (in_.token("attribute") != "SCALARS" || in_.token("name") != field::kMaterialId) {
-      in_.seek(save);
-      return;
+  // POINT_DATA / CELL_DATA sections: SCALARS and FIELD arrays are read (FIELD is how meshio
+  // writes "medit:ref" and "gmsh:physical"), the other attribute kinds skipped by their sizes.
+  // An unknown keyword ends the parse; whatever follows is not needed.
+  void read_attributes(bool cells) {
+    size_t n = count("number of attribute tuples");
+    while (!in_.at_end()) {
+      const std::string kw(in_.token("attribute keyword"));
+      if (kw == "CELL_DATA" || kw == "POINT_DATA") {
+        cells = kw == "CELL_DATA";
+        n = count("number of attribute tuples");
+      } else if (kw == "SCALARS") {
+        const std::string name(in_.token("array name"));
+        const std::string type = xml_type(std::string(in_.token("type")), in_);
+        size_t comps = 1;  // the component count is optional
+        const std::string rest = trim(in_.rest_of_line());
+        if (!rest.empty()) {
+          const auto c = std::strtol(rest.c_str(), nullptr, 10);
+          if (c < 1 || c > 4) in_.fail("SCALARS " + name + ": bad component count '" + rest + "'");
+          comps = size_t(c);
+        }
+        if (in_.token("LOOKUP_TABLE") != "LOOKUP_TABLE") in_.fail("expected LOOKUP_TABLE after SCALARS " + name);
+        in_.token("table name");
+        take(cells, name, comps, read_array(type, n * comps, "attribute values"));
+      } else if (kw == "FIELD") {
+        in_.token("field name");
+        const size_t arrays = count("number of field arrays");
+        for (size_t a = 0; a < arrays; ++a) {
+          const std::string name(in_.token("array name"));
+          const size_t comps = count("components"), tuples = count("tuples");
+          const std::string type = xml_type(std::string(in_.token("type")), in_);
+          take(cells && tuples == n, name, comps, read_array(type, comps * tuples, "field values"));
+        }
+      } else if (kw == "VECTORS" || kw == "NORMALS" || kw == "TENSORS") {
+        in_.token("array name");
+        read_array(xml_type(std::string(in_.token("type")), in_), n * (kw == "TENSORS" ? 9 : 3), "attribute values");
+      } else if (kw == "TEXTURE_COORDINATES") {
+        in_.token("array name");
+        const size_t dim = count("dimension");
+        read_array(xml_type(std::string(in_.token("type")), in_), n * dim, "attribute values");
+      } else {
+        return;  // LOOKUP_TABLE, COLOR_SCALARS, METADATA, ...: nothing after them is needed
+      }
     }
-    const std::string type = xml_type(std::string(in_.token("type")), in_);
-    in_.rest_of_line();  // optional component count
-    if (in_.token("LOOKUP_TABLE") != "LOOKUP_TABLE") in_.fail("expected LOOKUP_TABLE");
-    in_.token("table name");
-    material_ = read_array(type, cell_data_count_, "material ids");
+  }
+
+  void take(bool cells, const std::string& name, size_t comps, std::vector<double> values) {
+    const int rank = region_array_rank(name);
+    if (!cells || comps != 1 || rank < 0 || (material_rank_ >= 0 && rank >= material_rank_)) return;
+    material_ = std::move(values);
+    material_rank_ = rank;
+  }
+
+  static std::string trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return std::string(s);
   }
 
   TextReader& in_;
   bool binary_ = false, polydata_ = false;
   std::vector<double> material_;
-  size_t cell_data_count_ = 0;
+  int material_rank_ = -1;
 };
 
 }  // namespace
 
 MeshFile read_vtk_legacy(TextReader& in) { return LegacyReader(in).read(); }
+
+int region_array_rank(const std::string& name) {
+  int rank = 0;
+  for (const char* region : kRegionArrayNames) {
+    if (name == region) return rank;
+    ++rank;
+  }
+  return -1;
+}
 
 void write_vtk_legacy(std::ostream& out, const MeshFile& m) {
   out << "# vtk DataFile Version 4.2\nElastoBench mesh\nBINARY\nDATASET UNSTRUCTURED_GRID\n";

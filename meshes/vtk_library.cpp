@@ -96,7 +96,9 @@ MeshFile read_with_vtk(const std::filesystem::path& path) {
       if (!std::isfinite(p[d])) throw InputError(name + ": point " + std::to_string(i) + " has a non-finite coordinate");
     m.nodes[size_t(i)] = {p[0], p[1], p[2]};
   }
-  vtkDataArray* material = data->GetCellData()->GetArray(field::kMaterialId);
+  vtkDataArray* material = nullptr;
+  for (const char* region : kRegionArrayNames)
+    if (!material) material = data->GetCellData()->GetArray(region);
   TextReader where(name, "");
   vtkNew<vtkIdList> ids;
   std::vector<int64_t> buf;
