@@ -1,0 +1,45 @@
+#pragma once
+// The GPU layout of BCSR (Verschoor & Jalba 2012, Fig. 2c): block rows are grouped into slices of
+// kSliceRows = 32 (one warp, one block row per lane); the blocks of a slice are stored step by step
+// (step k holds the k-th block of each of the 32 rows), padded to the slice's longest row, and
+// within a step component-major (component c of lane l at c * 32 + l). A warp then reads each of
+// the 9 components of its 32 blocks as one contiguous, fully coalesced 32-value load, and the 32
+// column indices of a step as another. To keep the padding small, block rows are sorted by length
+// (longest first) inside windows of a few slices; windows keep the mesh order's locality of x.
+//
+// This header is host-only: the CUDA mirror (device_formats.cuh) uploads these arrays unchanged,
+// and the CPU function spmv(SlicedBcsr) below is the readable reference of the kernel's layout.
+#include <vector>
+
+#include "solvers/linalg/sparse_formats.h"
+
+namespace eb::linalg {
+
+template <class T>
+struct SlicedBcsr {
+  using value_type = T;
+  static constexpr int kSliceRows = 32;
+  Index block_rows = 0, block_cols = 0;
+  int sort_window = 0;           // slices per sorting window (<= 1: natural order)
+  std::vector<Index> perm;       // slices * 32: the block row of (slice, lane), -1 for none
+  std::vector<Offset> slice_ptr; // slices + 1: first step of each slice
+  std::vector<Index> col;        // steps * 32, -1 = padding
+  std::vector<T> val;            // steps * 9 * 32: component c of lane l at step k: k*288 + c*32 + l
+  Index slices() const { return Index(slice_ptr.size()) - 1; }
+  Offset steps() const { return slice_ptr.empty() ? 0 : slice_ptr.back(); }
+};
+
+// sort_window: slices per window sorted by row length (8 = 256 block rows); <= 1 keeps the order.
+template <class T>
+SlicedBcsr<T> make_sliced_bcsr(const BcsrMatrix<T>& m, int sort_window = 8);
+// Back to BCSR (exact: the layout only moves values).
+template <class T>
+BcsrMatrix<T> to_bcsr(const SlicedBcsr<T>& s);
+
+// Bytes the layout holds (padding included), and the stored padding blocks.
+template <class T>
+std::size_t storage_bytes(const SlicedBcsr<T>& s);
+template <class T>
+Offset padding_blocks(const SlicedBcsr<T>& s);
+
+}  // namespace eb::linalg

@@ -1,0 +1,90 @@
+#pragma once
+// Conjugate gradients and Jacobi-preconditioned CG against LinearOperator, on the host or the
+// device (wherever the operator lives). The iteration itself is described once, in
+// cg_algorithm.h; the host engine (cg_cpu.cpp) and the CUDA engine (cg_cuda.cu) both run it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/linalg/linear_operator.h"
+
+namespace eb::linalg {
+
+enum class Preconditioner { None, Jacobi };
+
+struct CgOptions {
+  Preconditioner preconditioner = Preconditioner::Jacobi;
+  int max_iterations = 1000;
+  // Stop when ||r_k||_2 <= tolerance * ||b||_2 (r_k the recurrence residual). 0 runs exactly
+  // max_iterations (a fixed count) unless the residual becomes exactly 0 or the iteration breaks down.
+  double tolerance = 1e-8;
+  // Device only: iterations enqueued between two reads of the stop flag by the host (one CUDA graph
+  // launch when use_graph). Iterations enqueued after the stop are no-ops except for the operator
+  // product, so the waste is at most check_every - 1 products per solve (cg_algorithm.h says why).
+  int check_every = 8;
+  bool use_graph = true;
+};
+
+enum class CgStatus { Running = 0, Converged = 1, IterationLimit = 2, Breakdown = 3, NonFinite = 4 };
+std::string to_string(CgStatus s);
+
+struct CgResult {
+  CgStatus status = CgStatus::Running;
+  int iterations = 0;
+  double rhs_norm = 0;                // ||b||
+  std::vector<double> residuals;      // ||r_k||, k = 0 .. iterations (recurrence residuals)
+  bool converged() const { return status == CgStatus::Converged; }
+  double initial_residual() const { return residuals.empty() ? 0.0 : residuals.front(); }
+  double final_residual() const { return residuals.empty() ? 0.0 : residuals.back(); }
+};
+
+// A solver bound to one operator, with its workspace where the operator lives (on the device:
+// vectors, reduction scratch, the captured graphs, reused by every solve).
+template <class T>
+class CgSolver {
+ public:
+  CgSolver(const LinearOperator<T>& A, const CgOptions& options);
+  ~CgSolver();
+  CgSolver(const CgSolver&) = delete;
+  CgSolver& operator=(const CgSolver&) = delete;
+  // b and x where the operator lives; x holds the initial guess and receives the solution. Returns
+  // when the solution is in x (device: synchronized).
+  CgResult solve(const T* b, T* x);
+
+  class Engine {
+   public:
+    virtual ~Engine() = default;
+    virtual CgResult solve(const T* b, T* x) = 0;
+  };
+
+ private:
+  std::unique_ptr<Engine> engine_;
+};
+
+// One solve with host vectors whatever the operator's location (device: copies in and out).
+template <class T>
+CgResult cg_solve_from_host(const LinearOperator<T>& A, const std::vector<T>& b, std::vector<T>& x,
+                            const CgOptions& options);
+
+namespace detail {
+// 1 / diag(A) for the Jacobi preconditioner; InputError naming the row where a diagonal entry is
+// not positive and finite (the matrix is then not SPD, or the pattern lacks the entry).
+template <class T>
+std::vector<T> jacobi_inverse(const std::vector<T>& diag, const std::string& operator_name);
+template <class T>
+std::unique_ptr<typename CgSolver<T>::Engine> make_host_cg_engine(const LinearOperator<T>& A, const CgOptions& o);
+// cg_cuda.cu in CUDA builds, linalg_cuda_none.cpp otherwise (throws).
+template <class T>
+std::unique_ptr<typename CgSolver<T>::Engine> make_device_cg_engine(const LinearOperator<T>& A, const CgOptions& o);
+template <class T>
+CgResult device_cg_solve_from_host(const LinearOperator<T>& A, const std::vector<T>& b, std::vector<T>& x,
+                                   const CgOptions& options);
+}  // namespace detail
+
+// The explicit instantiations of the device entry points, for both of their definitions.
+#define EB_LINALG_DEVICE_CG_INSTANTIATIONS(T)                                                                      \
+  template std::unique_ptr<CgSolver<T>::Engine> make_device_cg_engine(const LinearOperator<T>&, const CgOptions&); \
+  template CgResult device_cg_solve_from_host(const LinearOperator<T>&, const std::vector<T>&, std::vector<T>&,    \
+                                              const CgOptions&);
+
+}  // namespace eb::linalg

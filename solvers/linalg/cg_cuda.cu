@@ -1,0 +1,270 @@
+// The CUDA CG engine: the steps of cg_algorithm.h as kernels on the engine's stream, scalars in
+// device memory, deterministic grid reductions whose last block runs the scalar step, and
+// `check_every` iterations per CUDA graph launch between host reads of the status.
+#include <cub/block/block_reduce.cuh>
+
+#include <algorithm>
+#include <vector>
+
+#include "meshes/errors.h"
+#include "solvers/linalg/cg_algorithm.h"
+#include "solvers/linalg/device_formats.cuh"
+
+namespace eb::linalg::detail {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+template <int N>
+struct Sums {
+  double v[N];
+};
+template <int N>
+struct AddSums {
+  __device__ Sums<N> operator()(const Sums<N>& a, const Sums<N>& b) const {
+    Sums<N> r;
+    for (int j = 0; j < N; ++j) r.v[j] = a.v[j] + b.v[j];
+    return r;
+  }
+};
+
+// Grid-wide sum of N doubles without a second launch: each block writes its partial sums, and the
+// last block to take a ticket adds all partials in block order (the same order every run, so
+// results are bitwise reproducible). Returns true in thread 0 of that block, with the totals.
+template <int N>
+__device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket, Sums<N>& total) {
+  using Reduce = cub::BlockReduce<Sums<N>, kThreads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  __shared__ bool last;
+  const Sums<N> block = Reduce(tmp).Reduce(mine, AddSums<N>());
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < N; ++j) partials[size_t(blockIdx.x) * N + j] = block.v[j];
+    __threadfence();  // the partials are visible before the ticket says so
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  Sums<N> acc;
+  for (int j = 0; j < N; ++j) acc.v[j] = 0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+    for (int j = 0; j < N; ++j) acc.v[j] += __ldcg(partials + size_t(b) * N + j);
+  __syncthreads();  // tmp is reused
+  const Sums<N> all = Reduce(tmp).Reduce(acc, AddSums<N>());
+  if (threadIdx.x != 0) return false;
+  *ticket = 0;  // ready for the next reduction (kernels on the stream run one after another)
+  total = all;
+  return true;
+}
+
+__device__ bool stopped(const CgScalars* s) { return s->status != cg_detail::kRunning; }
+
+#define EB_GRID_LOOP(i, n) \
+  for (Offset i = Offset(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += Offset(gridDim.x) * blockDim.x)
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_start(Offset n, const T* b, const T* q, const T* dinv, T* r, T* p,
+                                                    CgScalars* s, double* partials, unsigned* ticket,
+                                                    double tolerance, int max_iterations, double* history) {
+  Sums<3> m = {{0, 0, 0}};
+  EB_GRID_LOOP(i, n) cg_start_entry(i, b, q, dinv, r, p, m.v[0], m.v[1], m.v[2]);
+  Sums<3> t;
+  if (grid_sum(m, partials, ticket, t)) cg_start(*s, t.v[0], t.v[1], t.v[2], tolerance, max_iterations, history);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_alpha(Offset n, const T* p, const T* q, CgScalars* s,
+                                                    double* partials, unsigned* ticket) {
+  if (stopped(s)) return;
+  Sums<1> m = {{0}};
+  EB_GRID_LOOP(i, n) m.v[0] += double(p[i]) * double(q[i]);
+  Sums<1> t;
+  if (grid_sum(m, partials, ticket, t)) cg_set_alpha(*s, t.v[0]);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_update(Offset n, const T* p, const T* q, const T* dinv, T* x, T* r,
+                                                     CgScalars* s, double* partials, unsigned* ticket,
+                                                     double* history) {
+  if (stopped(s)) return;
+  const T alpha = T(s->alpha);
+  Sums<2> m = {{0, 0}};
+  EB_GRID_LOOP(i, n) cg_update_entry(i, alpha, p, q, dinv, x, r, m.v[0], m.v[1]);
+  Sums<2> t;
+  if (grid_sum(m, partials, ticket, t)) cg_finish_update(*s, t.v[0], t.v[1], history);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_direction(Offset n, const T* r, const T* dinv, T* p, const CgScalars* s) {
+  if (stopped(s)) return;
+  const T beta = T(s->beta);
+  EB_GRID_LOOP(i, n) cg_direction_entry(i, beta, r, dinv, p);
+}
+#undef EB_GRID_LOOP
+
+template <class T>
+class DeviceCgEngine final : public CgSolver<T>::Engine {
+ public:
+  DeviceCgEngine(const LinearOperator<T>& A, const CgOptions& o) : A_(A), o_(o), n_(A.rows()) {
+    EB_CUDA_CHECK(cudaStreamCreate(&stream_));
+    try {
+      allocate();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~DeviceCgEngine() override { release(); }
+
+  CgResult solve(const T* b, T* x) override {
+    b_ = b;
+    const size_t bytes = size_t(n_) * sizeof(T);
+    if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x, bytes, cudaMemcpyDeviceToDevice, stream_));
+    cg_start_steps(*this);
+    read_scalars();
+    while (host_->status == cg_detail::kRunning) {
+      enqueue_chunk();
+      read_scalars();
+    }
+    if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x, x_.data(), bytes, cudaMemcpyDeviceToDevice, stream_));
+    std::vector<double> history(size_t(host_->iteration) + 1);
+    EB_CUDA_CHECK(cudaMemcpyAsync(history.data(), history_.data(), history.size() * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream_));
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return cg_result(*host_, history.data());
+  }
+
+  // ---- the steps (cg_algorithm.h) ----
+  void apply_to_x() { A_.apply(x_.data(), q_.data(), stream_); }
+  void apply_to_p() { A_.apply(p_.data(), q_.data(), stream_); }
+  void start() {
+    k_start<T><<<grid_, kThreads, 0, stream_>>>(n_, b_, q_.data(), dinv(), r_.data(), p_.data(), scalars_.data(),
+                                                partials_.data(), ticket_.data(), o_.tolerance, o_.max_iterations,
+                                                history_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void reduce_alpha() {
+    k_alpha<T><<<grid_, kThreads, 0, stream_>>>(n_, p_.data(), q_.data(), scalars_.data(), partials_.data(),
+                                                ticket_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void update_solution() {
+    k_update<T><<<grid_, kThreads, 0, stream_>>>(n_, p_.data(), q_.data(), dinv(), x_.data(), r_.data(),
+                                                 scalars_.data(), partials_.data(), ticket_.data(), history_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void update_direction() {
+    k_direction<T><<<grid_, kThreads, 0, stream_>>>(n_, r_.data(), dinv(), p_.data(), scalars_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  void allocate() {
+    const size_t n = size_t(n_);
+    x_.resize(n, "CG x");
+    r_.resize(n, "CG r");
+    p_.resize(n, "CG p");
+    q_.resize(n, "CG q");
+    if (o_.preconditioner == Preconditioner::Jacobi && n > 0) {
+      cuda::DeviceBuffer<T> d(n, "CG diagonal");
+      A_.diagonal(d.data(), stream_);
+      EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      dinv_.upload(jacobi_inverse(d.to_host(), A_.name()));
+    }
+    int device = 0, sms = 1;
+    EB_CUDA_CHECK(cudaGetDevice(&device));
+    EB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    // Grid-stride vector kernels: one resident wave (8 blocks of 256 threads fill an SM's 2048
+    // threads), never more blocks than 256-entry chunks. Fixed per solver: the reduction order is too.
+    grid_ = unsigned(std::clamp<Offset>((Offset(n_) + kThreads - 1) / kThreads, 1, Offset(8) * sms));
+    partials_.resize(size_t(grid_) * 3, "CG partial sums");
+    ticket_.resize(1, "CG ticket");
+    ticket_.fill_zero();
+    scalars_.resize(1, "CG scalars");
+    history_.resize(size_t(o_.max_iterations) + 1, "CG residual history");
+    chunk_ = std::max(1, std::min(o_.check_every, o_.max_iterations));
+    EB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_), sizeof(CgScalars)));
+  }
+
+  void release() noexcept {
+    if (graph_) cudaGraphExecDestroy(graph_);
+    if (host_) cudaFreeHost(host_);
+    if (stream_) cudaStreamDestroy(stream_);
+    graph_ = nullptr;
+    host_ = nullptr;
+    stream_ = nullptr;
+  }
+
+  const T* dinv() const { return dinv_.size() ? dinv_.data() : nullptr; }
+
+  void read_scalars() {
+    EB_CUDA_CHECK(cudaMemcpyAsync(host_, scalars_.data(), sizeof(CgScalars), cudaMemcpyDeviceToHost, stream_));
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void enqueue_chunk() {
+    if (!o_.use_graph) {
+      for (int k = 0; k < chunk_; ++k) cg_iteration_steps(*this);
+      return;
+    }
+    if (!graph_) capture();
+    EB_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+  }
+
+  // The chunk's iterations as one graph; all pointers are the engine's own (x is copied in and
+  // out), so the graph serves every later solve.
+  void capture() {
+    EB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      for (int k = 0; k < chunk_; ++k) cg_iteration_steps(*this);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    EB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    const cudaError_t err = cudaGraphInstantiate(&graph_, graph, 0);
+    cudaGraphDestroy(graph);
+    EB_CUDA_CHECK(err);
+  }
+
+  const LinearOperator<T>& A_;
+  CgOptions o_;
+  Index n_;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t graph_ = nullptr;
+  CgScalars* host_ = nullptr;  // pinned
+  cuda::DeviceBuffer<T> x_, r_, p_, q_, dinv_;
+  cuda::DeviceBuffer<double> partials_, history_;
+  cuda::DeviceBuffer<unsigned> ticket_;
+  cuda::DeviceBuffer<CgScalars> scalars_;
+  unsigned grid_ = 1;
+  int chunk_ = 1;
+  const T* b_ = nullptr;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<typename CgSolver<T>::Engine> make_device_cg_engine(const LinearOperator<T>& A, const CgOptions& o) {
+  return std::make_unique<DeviceCgEngine<T>>(A, o);
+}
+
+template <class T>
+CgResult device_cg_solve_from_host(const LinearOperator<T>& A, const std::vector<T>& b, std::vector<T>& x,
+                                   const CgOptions& options) {
+  cuda::DeviceBuffer<T> db, dx;
+  db.upload(b);
+  dx.upload(x);
+  CgSolver<T> solver(A, options);
+  const CgResult res = solver.solve(db.data(), dx.data());
+  if (!x.empty()) dx.download(x.data(), x.size());
+  return res;
+}
+
+EB_LINALG_DEVICE_CG_INSTANTIATIONS(float)
+EB_LINALG_DEVICE_CG_INSTANTIATIONS(double)
+
+}  // namespace eb::linalg::detail

@@ -1,0 +1,145 @@
+#pragma once
+// CUDA mirrors of the host formats (device arrays uploaded from the host containers of
+// sparse_formats.h), the SpMV of each enqueued on a stream, and the operator that wraps a mirror.
+// Host code only (declarations and DeviceBuffer): plain C++ sources of a CUDA build may include
+// it; the kernels are in spmv_cuda.cu.
+//
+// Layouts on the device: COO, CSR, ELL (column-major), HYB and the D-formats are the host arrays
+// unchanged; BCSR is uploaded in the sliced, coalesced layout of bcsr_slices.h.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "solvers/common/cuda_utils.cuh"
+#include "solvers/linalg/bcsr_slices.h"
+#include "solvers/linalg/linear_operator.h"
+
+namespace eb::linalg {
+
+inline cudaStream_t cuda_stream(StreamHandle s) { return static_cast<cudaStream_t>(s); }
+
+template <class T>
+struct DeviceCoo {
+  using value_type = T;
+  Index rows = 0, cols = 0;
+  Offset nnz = 0;
+  cuda::DeviceBuffer<Index> row, col;
+  cuda::DeviceBuffer<T> val;
+};
+
+template <class T>
+struct DeviceCsr {
+  using value_type = T;
+  Index rows = 0, cols = 0;
+  Offset nnz = 0;
+  int threads_per_row = 1;  // power of two <= 32, from the mean row length (csr_threads_per_row)
+  cuda::DeviceBuffer<Offset> row_ptr;
+  cuda::DeviceBuffer<Index> col;
+  cuda::DeviceBuffer<T> val;
+};
+
+template <class T>
+struct DeviceBcsr {
+  using value_type = T;
+  Index block_rows = 0, block_cols = 0, slices = 0;
+  cuda::DeviceBuffer<Index> perm;
+  cuda::DeviceBuffer<Offset> slice_ptr;
+  cuda::DeviceBuffer<Index> col;
+  cuda::DeviceBuffer<T> val;
+};
+
+template <class T>
+struct DeviceEll {
+  using value_type = T;
+  Index rows = 0, cols = 0, width = 0;
+  cuda::DeviceBuffer<Index> col;
+  cuda::DeviceBuffer<T> val;
+};
+
+template <class T>
+struct DeviceHyb {
+  using value_type = T;
+  DeviceEll<T> ell;
+  DeviceCoo<T> coo;
+};
+
+// The diagonal-first formats: the diagonal, then the off-diagonal part's mirror D.
+template <class D>
+struct DeviceDiagonalFirst {
+  using value_type = typename D::value_type;
+  cuda::DeviceBuffer<value_type> diag;
+  D off;
+};
+template <class T>
+using DeviceDcoo = DeviceDiagonalFirst<DeviceCoo<T>>;
+template <class T>
+using DeviceDcsr = DeviceDiagonalFirst<DeviceCsr<T>>;
+template <class T>
+using DeviceDhyb = DeviceDiagonalFirst<DeviceHyb<T>>;
+
+// Threads per CSR row: the power of two nearest below half the mean row length, 1 .. 32.
+int csr_threads_per_row(double mean_row_length);
+
+template <class T> DeviceCoo<T> upload(const CooMatrix<T>& m);
+template <class T> DeviceCsr<T> upload(const CsrMatrix<T>& m);
+template <class T> DeviceBcsr<T> upload(const SlicedBcsr<T>& m);
+template <class T> DeviceBcsr<T> upload(const BcsrMatrix<T>& m);  // make_sliced_bcsr's default window
+template <class T> DeviceEll<T> upload(const EllMatrix<T>& m);
+template <class T> DeviceHyb<T> upload(const HybMatrix<T>& m);
+template <class T> DeviceDcoo<T> upload(const DcooMatrix<T>& m);
+template <class T> DeviceDcsr<T> upload(const DcsrMatrix<T>& m);
+template <class T> DeviceDhyb<T> upload(const DhybMatrix<T>& m);
+
+// y = A x on the stream (x, y device arrays; asynchronous, capturable).
+template <class T> void spmv(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceCsr<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceEll<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceHyb<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceDcoo<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceDcsr<T>& a, const T* x, T* y, cudaStream_t stream);
+template <class T> void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t stream);
+
+template <class T> Index rows_of(const DeviceCoo<T>& m) { return m.rows; }
+template <class T> Index rows_of(const DeviceCsr<T>& m) { return m.rows; }
+template <class T> Index rows_of(const DeviceBcsr<T>& m) { return 3 * m.block_rows; }
+template <class T> Index rows_of(const DeviceEll<T>& m) { return m.rows; }
+template <class T> Index rows_of(const DeviceHyb<T>& m) { return m.ell.rows; }
+template <class D> Index rows_of(const DeviceDiagonalFirst<D>& m) { return rows_of(m.off); }
+
+// A device mirror as an operator; the diagonal is taken from the host matrix at construction.
+template <class D>
+class DeviceMatrixOperator final : public LinearOperator<typename D::value_type> {
+ public:
+  using T = typename D::value_type;
+  DeviceMatrixOperator(D m, const std::vector<T>& diag, std::string name) : m_(std::move(m)), name_(std::move(name)) {
+    diag_.upload(diag);
+  }
+  Index rows() const override { return rows_of(m_); }
+  Location location() const override { return Location::Device; }
+  void apply(const T* x, T* y, StreamHandle stream) const override { spmv(m_, x, y, cuda_stream(stream)); }
+  void diagonal(T* d, StreamHandle stream) const override {
+    EB_CUDA_CHECK(cudaMemcpyAsync(d, diag_.data(), diag_.bytes(), cudaMemcpyDeviceToDevice, cuda_stream(stream)));
+  }
+  std::string name() const override { return name_; }
+  const D& matrix() const { return m_; }
+
+ private:
+  D m_;
+  cuda::DeviceBuffer<T> diag_;
+  std::string name_;
+};
+
+// The device operator of a host format (its diagonal through the CPU diagonal()).
+template <class M>
+auto make_device_operator(const M& host, std::string name) {
+  using T = typename M::value_type;
+  std::vector<T> d(size_t(rows_of(host)));
+  diagonal(host, d.data());
+  auto dev = upload(host);
+  return std::make_unique<DeviceMatrixOperator<decltype(dev)>>(std::move(dev), d, std::move(name));
+}
+
+}  // namespace eb::linalg

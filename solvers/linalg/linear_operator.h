@@ -1,0 +1,104 @@
+#pragma once
+// The operator interface the Krylov solvers are written against: y = A x, the diagonal, the size,
+// and where the vectors live. Every sparse format implements it on the host (HostMatrixOperator)
+// and, in CUDA builds, on the device (make_matrix_operator(..., Location::Device); the device
+// types are in device_formats.cuh); matrix-free operators implement it directly (on the host:
+// HostFunctionOperator).
+//
+// Device operators run asynchronously on a stream passed as an opaque StreamHandle (a
+// cudaStream_t; device_formats.cuh converts), so that this header needs no CUDA: their apply()
+// only enqueues kernels and asynchronous copies on that stream (no synchronization, no
+// allocation), which is what makes a solver iteration capturable in a CUDA graph.
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "solvers/linalg/spmv_cpu.h"
+
+namespace eb::linalg {
+
+enum class Location { Host, Device };
+std::string to_string(Location where);
+
+using StreamHandle = void*;  // cudaStream_t for device operators; host operators ignore it
+
+template <class T>
+class LinearOperator {
+ public:
+  using value_type = T;
+  virtual ~LinearOperator() = default;
+  virtual Index rows() const = 0;  // square: rows() x rows()
+  virtual Location location() const = 0;
+  // y = A x for non-overlapping x, y where location() says. Host operators are done on return.
+  virtual void apply(const T* x, T* y, StreamHandle stream = nullptr) const = 0;
+  // d = diag(A), same conventions.
+  virtual void diagonal(T* d, StreamHandle stream = nullptr) const = 0;
+  virtual std::string name() const = 0;
+};
+
+// A host format as an operator; it owns the matrix.
+template <class M>
+class HostMatrixOperator final : public LinearOperator<typename M::value_type> {
+ public:
+  using T = typename M::value_type;
+  HostMatrixOperator(M m, std::string name) : m_(std::move(m)), name_(std::move(name)) {}
+  Index rows() const override { return rows_of(m_); }
+  Location location() const override { return Location::Host; }
+  void apply(const T* x, T* y, StreamHandle) const override { spmv(m_, x, y); }
+  void diagonal(T* d, StreamHandle) const override { linalg::diagonal(m_, d); }
+  std::string name() const override { return name_; }
+  const M& matrix() const { return m_; }
+
+ private:
+  M m_;
+  std::string name_;
+};
+
+// A matrix-free operator on the host: the product as a function, the diagonal given.
+template <class T>
+class HostFunctionOperator final : public LinearOperator<T> {
+ public:
+  using ApplyFn = std::function<void(const T* x, T* y)>;
+  HostFunctionOperator(Index n, ApplyFn apply, std::vector<T> diag, std::string name);
+  Index rows() const override { return n_; }
+  Location location() const override { return Location::Host; }
+  void apply(const T* x, T* y, StreamHandle) const override { apply_(x, y); }
+  void diagonal(T* d, StreamHandle) const override;
+  std::string name() const override { return name_; }
+
+ private:
+  Index n_;
+  ApplyFn apply_;
+  std::vector<T> diag_;
+  std::string name_;
+};
+
+// The matrix `a` in format f as an operator on the host or the device. Throws RuntimeFailure for
+// Location::Device in a build without CUDA or without a usable device, InputError where the
+// format does not take the matrix (see sparse_formats.h).
+template <class T>
+std::unique_ptr<LinearOperator<T>> make_matrix_operator(const AssembledMatrix<T>& a, Format f, Location where);
+
+// y = A x and diag(A) with host vectors whatever A's location (a device operator gets copies and
+// is synchronized): for tests and tools, not for solver loops.
+template <class T>
+std::vector<T> apply_from_host(const LinearOperator<T>& A, const std::vector<T>& x);
+template <class T>
+std::vector<T> diagonal_from_host(const LinearOperator<T>& A);
+
+namespace detail {
+// Defined in device_operator.cu (CUDA builds) or linalg_cuda_none.cpp.
+template <class T>
+std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMatrix<T>& a, Format f);
+template <class T>
+std::vector<T> device_apply_from_host(const LinearOperator<T>& A, const std::vector<T>& x, bool diagonal_only);
+}  // namespace detail
+
+// The explicit instantiations of those entry points, for both of their definitions.
+#define EB_LINALG_DEVICE_OPERATOR_INSTANTIATIONS(T)                                                          \
+  template std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMatrix<T>&, Format); \
+  template std::vector<T> device_apply_from_host(const LinearOperator<T>&, const std::vector<T>&, bool);
+
+}  // namespace eb::linalg

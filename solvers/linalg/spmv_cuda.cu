@@ -1,0 +1,293 @@
+// CUDA SpMV per format. The per-row arithmetic is spmv_rows.h's, shared with the OpenMP oracle;
+// what differs is the mapping of rows to threads:
+//   COO   one entry per thread; each warp sums its 32 products by row with a segmented suffix sum
+//         (rows are sorted, so equal neighbours are one segment) and adds one atomic per segment.
+//   CSR   threads_per_row threads per row (CSR-vector with a sub-warp), shuffle reduction.
+//   ELL   one thread per row over the column-major slots (coalesced).
+//   BCSR  one warp per slice of 32 block rows, one block row per lane (bcsr_slices.h): every
+//         load of a block component or column index is 32 consecutive values.
+//   HYB   ELL kernel, then the COO kernel adds the rest. D-formats: the diagonal initializes y
+//         (in the ELL/CSR kernel, or a y = d .* x pass before COO).
+#include <algorithm>
+#include <cmath>
+
+#include "solvers/linalg/device_formats.cuh"
+#include "solvers/linalg/spmv_rows.h"
+
+namespace eb::linalg {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(Offset threads, int per_block = kThreads) {
+  return unsigned((threads + per_block - 1) / per_block);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_init_rows(Index n, const T* __restrict__ diag, const T* __restrict__ x,
+                                                        T* __restrict__ y) {
+  const Offset i = Offset(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = diag ? diag[i] * x[i] : T(0);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_coo_accumulate(Offset nnz, const Index* __restrict__ row,
+                                                             const Index* __restrict__ col, const T* __restrict__ val,
+                                                             const T* __restrict__ x, T* __restrict__ y) {
+  const unsigned lane = threadIdx.x & 31u;
+  const Offset stride = Offset(gridDim.x) * blockDim.x;
+  // Whole warps step together (the loop bound is warp-uniform), so that every lane joins the shuffles.
+  for (Offset base = Offset(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); base < nnz; base += stride) {
+    const Offset k = base + lane;
+    const bool valid = k < nnz;
+    const Index r = valid ? row[k] : Index(-1);
+    T v = valid ? val[k] * x[col[k]] : T(0);
+    // Suffix sums within runs of equal rows: after the loop, lane l holds the sum of its run from l on.
+    for (int off = 1; off < 32; off <<= 1) {
+      const T vo = __shfl_down_sync(0xffffffffu, v, off);
+      const Index ro = __shfl_down_sync(0xffffffffu, r, off);
+      if (lane + off < 32 && ro == r) v += vo;
+    }
+    const Index rp = __shfl_up_sync(0xffffffffu, r, 1);
+    if (valid && (lane == 0 || rp != r)) atomicAdd(y + r, v);
+  }
+}
+
+template <class T, int G>
+__global__ void __launch_bounds__(kThreads) k_csr(Index rows, const Offset* __restrict__ row_ptr,
+                                                  const Index* __restrict__ col, const T* __restrict__ val,
+                                                  const T* __restrict__ diag, const T* __restrict__ x,
+                                                  T* __restrict__ y) {
+  const Offset t = Offset(blockIdx.x) * blockDim.x + threadIdx.x;
+  const Index i = Index(t / G);
+  const int lane = int(t % G);
+  // Rows beyond the end still join the shuffles (G divides the block, so a group is all in or all out).
+  T sum = i < rows ? csr_row_partial(row_ptr, col, val, x, i, lane, G) : T(0);
+  for (int off = G / 2; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off, G);
+  if (i < rows && lane == 0) y[i] = (diag ? diag[i] * x[i] : T(0)) + sum;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_ell(Index rows, Index width, const Index* __restrict__ col,
+                                                  const T* __restrict__ val, const T* __restrict__ diag,
+                                                  const T* __restrict__ x, T* __restrict__ y) {
+  const Index i = Index(Offset(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (i < rows) y[i] = ell_row(col, val, rows, width, x, i, diag ? diag[i] * x[i] : T(0));
+}
+
+constexpr int kBcsrWarps = 4;
+template <class T>
+__global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, const Offset* __restrict__ slice_ptr,
+                                                                 const Index* __restrict__ perm,
+                                                                 const Index* __restrict__ col,
+                                                                 const T* __restrict__ val, const T* __restrict__ x,
+                                                                 T* __restrict__ y) {
+  const Index s = Index(blockIdx.x) * kBcsrWarps + Index(threadIdx.x >> 5);
+  if (s < slices) sliced_bcsr_lane<T, 32>(slice_ptr, perm, col, val, x, s, int(threadIdx.x & 31u), y);
+}
+
+template <class T>
+void launch_coo_accumulate(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t st) {
+  if (a.nnz == 0) return;
+  // Enough warps to fill the device a few times over; each walks the entries with a grid stride.
+  const unsigned blocks = std::min<unsigned>(blocks_for(a.nnz), 65535u);
+  k_coo_accumulate<T><<<blocks, kThreads, 0, st>>>(a.nnz, a.row.data(), a.col.data(), a.val.data(), x, y);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_init_rows(Index n, const T* diag, const T* x, T* y, cudaStream_t st) {
+  if (n == 0) return;
+  k_init_rows<T><<<blocks_for(n), kThreads, 0, st>>>(n, diag, x, y);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int G>
+void launch_csr_g(const DeviceCsr<T>& a, const T* diag, const T* x, T* y, cudaStream_t st) {
+  k_csr<T, G><<<blocks_for(Offset(a.rows) * G), kThreads, 0, st>>>(a.rows, a.row_ptr.data(), a.col.data(),
+                                                                      a.val.data(), diag, x, y);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_csr(const DeviceCsr<T>& a, const T* diag, const T* x, T* y, cudaStream_t st) {
+  if (a.rows == 0) return;
+  switch (a.threads_per_row) {
+    case 1: return launch_csr_g<T, 1>(a, diag, x, y, st);
+    case 2: return launch_csr_g<T, 2>(a, diag, x, y, st);
+    case 4: return launch_csr_g<T, 4>(a, diag, x, y, st);
+    case 8: return launch_csr_g<T, 8>(a, diag, x, y, st);
+    case 16: return launch_csr_g<T, 16>(a, diag, x, y, st);
+    default: return launch_csr_g<T, 32>(a, diag, x, y, st);
+  }
+}
+
+template <class T>
+void launch_ell(const DeviceEll<T>& a, const T* diag, const T* x, T* y, cudaStream_t st) {
+  if (a.rows == 0) return;
+  k_ell<T><<<blocks_for(a.rows), kThreads, 0, st>>>(a.rows, a.width, a.col.data(), a.val.data(), diag, x, y);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+template <class V>
+void upload_to(cuda::DeviceBuffer<V>& dst, const std::vector<V>& src) {
+  if (!src.empty()) dst.upload(src);
+}
+
+}  // namespace
+
+int csr_threads_per_row(double mean_row_length) {
+  int g = 1;
+  while (g < 32 && 2.0 * g <= mean_row_length / 2.0) g *= 2;
+  return g;
+}
+
+template <class T>
+DeviceCoo<T> upload(const CooMatrix<T>& m) {
+  DeviceCoo<T> d;
+  d.rows = m.rows;
+  d.cols = m.cols;
+  d.nnz = Offset(m.nnz());
+  upload_to(d.row, m.row);
+  upload_to(d.col, m.col);
+  upload_to(d.val, m.val);
+  return d;
+}
+
+template <class T>
+DeviceCsr<T> upload(const CsrMatrix<T>& m) {
+  DeviceCsr<T> d;
+  d.rows = m.rows;
+  d.cols = m.cols;
+  d.nnz = Offset(m.nnz());
+  d.threads_per_row = csr_threads_per_row(m.rows ? double(m.nnz()) / m.rows : 1.0);
+  upload_to(d.row_ptr, m.row_ptr);
+  upload_to(d.col, m.col);
+  upload_to(d.val, m.val);
+  return d;
+}
+
+template <class T>
+DeviceBcsr<T> upload(const SlicedBcsr<T>& m) {
+  DeviceBcsr<T> d;
+  d.block_rows = m.block_rows;
+  d.block_cols = m.block_cols;
+  d.slices = m.slices();
+  upload_to(d.perm, m.perm);
+  upload_to(d.slice_ptr, m.slice_ptr);
+  upload_to(d.col, m.col);
+  upload_to(d.val, m.val);
+  return d;
+}
+
+template <class T>
+DeviceBcsr<T> upload(const BcsrMatrix<T>& m) {
+  return upload(make_sliced_bcsr(m));
+}
+
+template <class T>
+DeviceEll<T> upload(const EllMatrix<T>& m) {
+  DeviceEll<T> d;
+  d.rows = m.rows;
+  d.cols = m.cols;
+  d.width = m.width;
+  upload_to(d.col, m.col);
+  upload_to(d.val, m.val);
+  return d;
+}
+
+template <class T>
+DeviceHyb<T> upload(const HybMatrix<T>& m) {
+  return DeviceHyb<T>{upload(m.ell), upload(m.coo)};
+}
+
+namespace {
+template <class D, class M>
+D upload_diagonal_first(const DiagonalFirst<M>& m) {
+  D d;
+  upload_to(d.diag, m.diag);
+  d.off = upload(m.off);
+  return d;
+}
+}  // namespace
+
+template <class T>
+DeviceDcoo<T> upload(const DcooMatrix<T>& m) {
+  return upload_diagonal_first<DeviceDcoo<T>>(m);
+}
+template <class T>
+DeviceDcsr<T> upload(const DcsrMatrix<T>& m) {
+  return upload_diagonal_first<DeviceDcsr<T>>(m);
+}
+template <class T>
+DeviceDhyb<T> upload(const DhybMatrix<T>& m) {
+  return upload_diagonal_first<DeviceDhyb<T>>(m);
+}
+
+template <class T>
+void spmv(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t st) {
+  if (a.rows > 0) EB_CUDA_CHECK(cudaMemsetAsync(y, 0, size_t(a.rows) * sizeof(T), st));
+  launch_coo_accumulate(a, x, y, st);
+}
+
+template <class T>
+void spmv(const DeviceCsr<T>& a, const T* x, T* y, cudaStream_t st) {
+  launch_csr<T>(a, nullptr, x, y, st);
+}
+
+template <class T>
+void spmv(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t st) {
+  if (a.slices == 0) return;
+  k_bcsr_sliced<T><<<blocks_for(a.slices, kBcsrWarps), 32 * kBcsrWarps, 0, st>>>(
+      a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void spmv(const DeviceEll<T>& a, const T* x, T* y, cudaStream_t st) {
+  launch_ell<T>(a, nullptr, x, y, st);
+}
+
+template <class T>
+void spmv(const DeviceHyb<T>& a, const T* x, T* y, cudaStream_t st) {
+  launch_ell<T>(a.ell, nullptr, x, y, st);
+  launch_coo_accumulate(a.coo, x, y, st);
+}
+
+template <class T>
+void spmv(const DeviceDcoo<T>& a, const T* x, T* y, cudaStream_t st) {
+  launch_init_rows(a.off.rows, a.diag.data(), x, y, st);
+  launch_coo_accumulate(a.off, x, y, st);
+}
+
+template <class T>
+void spmv(const DeviceDcsr<T>& a, const T* x, T* y, cudaStream_t st) {
+  launch_csr(a.off, a.diag.data(), x, y, st);
+}
+
+template <class T>
+void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t st) {
+  launch_ell(a.off.ell, a.diag.data(), x, y, st);
+  launch_coo_accumulate(a.off.coo, x, y, st);
+}
+
+#define EB_LINALG_INSTANTIATE(T, H, D)                                   \
+  template D<T> upload(const H<T>&);                                     \
+  template void spmv(const D<T>&, const T*, T*, cudaStream_t);
+#define EB_LINALG_INSTANTIATE_ALL(T)                                     \
+  EB_LINALG_INSTANTIATE(T, CooMatrix, DeviceCoo)                         \
+  EB_LINALG_INSTANTIATE(T, CsrMatrix, DeviceCsr)                         \
+  EB_LINALG_INSTANTIATE(T, BcsrMatrix, DeviceBcsr)                       \
+  EB_LINALG_INSTANTIATE(T, EllMatrix, DeviceEll)                         \
+  EB_LINALG_INSTANTIATE(T, HybMatrix, DeviceHyb)                         \
+  EB_LINALG_INSTANTIATE(T, DcooMatrix, DeviceDcoo)                       \
+  EB_LINALG_INSTANTIATE(T, DcsrMatrix, DeviceDcsr)                       \
+  EB_LINALG_INSTANTIATE(T, DhybMatrix, DeviceDhyb)                       \
+  template DeviceBcsr<T> upload(const SlicedBcsr<T>&);
+EB_LINALG_INSTANTIATE_ALL(float)
+EB_LINALG_INSTANTIATE_ALL(double)
+#undef EB_LINALG_INSTANTIATE_ALL
+#undef EB_LINALG_INSTANTIATE
+
+}  // namespace eb::linalg

@@ -1,0 +1,265 @@
+// Device half of bench_sparse: our SpMV per format and one Jacobi-PCG iteration, and cuSPARSE's
+// CSR and BSR SpMV (generic API) on the same matrices. Times are CUDA events around a batch of
+// calls (manual time per call).
+#include <cusparse.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <vector>
+
+#include "meshes/errors.h"
+#include "solvers/common/cuda_info.h"
+#include "solvers/linalg/device_formats.cuh"
+#include "tests/linalg/bench_sparse.h"
+
+namespace eb::linalg::bench {
+
+namespace {
+
+#define EB_CUSPARSE_CHECK(call)                                                                  \
+  do {                                                                                           \
+    cusparseStatus_t st_ = (call);                                                               \
+    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                          \
+      throw RuntimeFailure(std::string(#call) + ": " + cusparseGetErrorString(st_));             \
+  } while (0)
+
+constexpr int kBatch = 10;  // calls per timed batch
+
+SlotCache& device_cache() {
+  static SlotCache c;
+  return c;
+}
+
+cudaStream_t bench_stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t st = nullptr;
+    EB_CUDA_CHECK(cudaStreamCreate(&st));
+    return st;
+  }();
+  return s;
+}
+
+// STREAM triad of the device in this precision, measured once per process.
+double triad_gbps(int element_bytes) {
+  static std::map<int, double> measured;
+  auto it = measured.find(element_bytes);
+  if (it == measured.end()) it = measured.emplace(element_bytes, cuda_stream_triad_gbps(0, element_bytes)).first;
+  return it->second;
+}
+
+// Seconds per call of fn over a batch, timed by events on the stream.
+template <class F>
+double time_batch(cudaStream_t st, int calls, F fn) {
+  static cudaEvent_t ev[2] = {nullptr, nullptr};
+  if (!ev[0])
+    for (auto& e : ev) EB_CUDA_CHECK(cudaEventCreate(&e));
+  EB_CUDA_CHECK(cudaEventRecord(ev[0], st));
+  for (int i = 0; i < calls; ++i) fn();
+  EB_CUDA_CHECK(cudaEventRecord(ev[1], st));
+  EB_CUDA_CHECK(cudaEventSynchronize(ev[1]));
+  float ms = 0;
+  EB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  return 1e-3 * double(ms) / calls;
+}
+
+bool skip_without_device(benchmark::State& state) {
+  if (cuda_device_count() > 0) return false;
+  state.SkipWithError(("no usable CUDA device: " + cuda_device_info(0).reason).c_str());
+  return true;
+}
+
+template <class T>
+const char* fp() {
+  return sizeof(T) == 4 ? "fp32" : "fp64";
+}
+
+// Runs the timed loop and sets the counters, including the fraction of the device's triad.
+// `st`: the stream the calls run on (events are recorded there).
+template <class T, class F>
+void run_timed(benchmark::State& state, cudaStream_t st, double bytes, double extra_flops, Index rows, std::size_t nnz,
+               int calls, F fn) {
+  fn();  // warm-up (first-touch, graph capture)
+  EB_CUDA_CHECK(cudaStreamSynchronize(st));
+  double total = 0;
+  for (auto _ : state) {
+    const double s = time_batch(st, calls, fn);
+    total += s;
+    state.SetIterationTime(s);
+  }
+  set_counters(state, bytes, extra_flops, rows, nnz);
+  const double gbps = bytes * 1e-9 * double(state.iterations()) / total;
+  state.counters["triad_GBps"] = triad_gbps(int(sizeof(T)));
+  state.counters["of_triad"] = gbps / triad_gbps(int(sizeof(T)));
+}
+
+template <class T>
+struct DeviceSpmv {
+  std::unique_ptr<LinearOperator<T>> op;
+  std::size_t bytes = 0;
+  double padding = 0;  // BCSR: padded blocks per real block in the sliced layout
+  cuda::DeviceBuffer<T> x, y;
+};
+
+template <class T>
+DeviceSpmv<T> prepare_spmv(const AssembledMatrix<T>& A, Format f) {
+  DeviceSpmv<T> p;
+  AnyMatrix<T> m = make_format(A, f);
+  p.bytes = storage_bytes(m);
+  if (f == Format::Bcsr) {
+    const auto& b = std::get<BcsrMatrix<T>>(m);
+    int window = 8;
+    if (const char* e = std::getenv("EB_BENCH_BCSR_WINDOW"); e && *e) window = std::atoi(e);
+    const SlicedBcsr<T> s = make_sliced_bcsr(b, window);
+    p.padding = double(padding_blocks(s)) / double(std::max<std::size_t>(1, b.blocks()));
+    std::vector<T> d(size_t(A.rows));
+    diagonal(b, d.data());
+    p.op = std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(upload(s), d, "bcsr (device)");
+  } else {
+    p.op = std::visit([&](const auto& h) -> std::unique_ptr<LinearOperator<T>> { return make_device_operator(h, to_string(f)); }, m);
+  }
+  p.x.upload(bench_vector<T>(size_t(A.rows), 1));
+  p.y.resize(size_t(A.rows), "bench y");
+  return p;
+}
+
+template <class T>
+struct DevicePcg {
+  DeviceSpmv<T> spmv;
+  std::unique_ptr<CgSolver<T>> solver;
+  cuda::DeviceBuffer<T> b;
+};
+
+constexpr int kPcgIterations = 50;
+
+// cuSPARSE's SpMV on the CSR or BSR form of the matrix (int32 indices).
+template <class T>
+class CusparseSpmv {
+ public:
+  CusparseSpmv(const AssembledMatrix<T>& A, bool bsr) : rows_(A.rows) {
+    const cudaDataType type = sizeof(T) == 4 ? CUDA_R_32F : CUDA_R_64F;
+    EB_CUSPARSE_CHECK(cusparseCreate(&handle_));
+    EB_CUSPARSE_CHECK(cusparseSetStream(handle_, bench_stream()));
+    auto ptr32 = [](const std::vector<Offset>& p) {
+      if (p.back() > Offset(INT32_MAX)) throw RuntimeFailure("cuSPARSE benchmark: more than 2^31 entries");
+      return std::vector<int>(p.begin(), p.end());
+    };
+    if (bsr) {
+      const BcsrMatrix<T> b = to_bcsr(A);
+      row_ptr_.upload(ptr32(b.row_ptr));
+      col_.upload(b.col);
+      val_.upload(b.val);
+      bytes_ = b.blocks() * (sizeof(int) + 9 * sizeof(T)) + b.row_ptr.size() * sizeof(int);
+      EB_CUSPARSE_CHECK(cusparseCreateBsr(&mat_, b.block_rows, b.block_cols, Offset(b.blocks()), 3, 3, row_ptr_.data(),
+                                          col_.data(), val_.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_BASE_ZERO, type, CUSPARSE_ORDER_ROW));
+    } else {
+      const CsrMatrix<T> c = to_csr(A);
+      row_ptr_.upload(ptr32(c.row_ptr));
+      col_.upload(c.col);
+      val_.upload(c.val);
+      bytes_ = c.nnz() * (sizeof(int) + sizeof(T)) + c.row_ptr.size() * sizeof(int);
+      EB_CUSPARSE_CHECK(cusparseCreateCsr(&mat_, c.rows, c.cols, Offset(c.nnz()), row_ptr_.data(), col_.data(),
+                                          val_.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_BASE_ZERO, type));
+    }
+    x_.upload(bench_vector<T>(size_t(A.rows), 1));
+    y_.resize(size_t(A.rows), "cusparse y");
+    EB_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, A.rows, x_.data(), type));
+    EB_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, A.rows, y_.data(), type));
+    alg_ = bsr ? CUSPARSE_SPMV_BSR_ALG1 : CUSPARSE_SPMV_CSR_ALG1;
+    size_t buffer = 0;
+    EB_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_,
+                                              type, alg_, &buffer));
+    buffer_.resize(std::max<size_t>(buffer, 1), "cusparse buffer");
+    EB_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_,
+                                              type, alg_, buffer_.data()));
+    type_ = type;
+  }
+  ~CusparseSpmv() {
+    if (vx_) cusparseDestroyDnVec(vx_);
+    if (vy_) cusparseDestroyDnVec(vy_);
+    if (mat_) cusparseDestroySpMat(mat_);
+    if (handle_) cusparseDestroy(handle_);
+  }
+  CusparseSpmv(const CusparseSpmv&) = delete;
+  CusparseSpmv& operator=(const CusparseSpmv&) = delete;
+
+  void run() {
+    EB_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_, type_,
+                                   alg_, buffer_.data()));
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  Index rows_;
+  cusparseHandle_t handle_ = nullptr;
+  cusparseSpMatDescr_t mat_ = nullptr;
+  cusparseDnVecDescr_t vx_ = nullptr, vy_ = nullptr;
+  cusparseSpMVAlg_t alg_ = CUSPARSE_SPMV_ALG_DEFAULT;
+  cudaDataType type_ = CUDA_R_64F;
+  cuda::DeviceBuffer<int> row_ptr_;
+  cuda::DeviceBuffer<Index> col_;
+  cuda::DeviceBuffer<T> val_, x_, y_;
+  cuda::DeviceBuffer<char> buffer_;
+  std::size_t bytes_ = 0;
+  T one_ = T(1), zero_ = T(0);
+};
+
+}  // namespace
+
+template <class T>
+void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f) {
+  if (skip_without_device(state)) return;
+  const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
+  auto& p = device_cache().get<DeviceSpmv<T>>(matrix + to_string(f) + fp<T>(), [&] { return prepare_spmv(A, f); });
+  cudaStream_t st = bench_stream();
+  run_timed<T>(state, st, spmv_bytes<T>(p.bytes, A.rows), 0, A.rows, A.nnz(), kBatch,
+               [&] { p.op->apply(p.x.data(), p.y.data(), st); });
+  if (f == Format::Bcsr) state.counters["gpu_padding"] = p.padding;
+}
+
+template <class T>
+void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f) {
+  if (skip_without_device(state)) return;
+  const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
+  auto& p = device_cache().get<DevicePcg<T>>(matrix + to_string(f) + fp<T>() + "pcg", [&] {
+    DevicePcg<T> d;
+    d.spmv = prepare_spmv(A, f);
+    CgOptions o;
+    o.tolerance = 0;
+    o.max_iterations = kPcgIterations;
+    o.check_every = kPcgIterations;  // one graph launch and one status read per solve
+    d.solver = std::make_unique<CgSolver<T>>(*d.spmv.op, o);
+    d.b.upload(bench_vector<T>(size_t(A.rows), 2));
+    return d;
+  });
+  // A solve: x = 0, the start pass, 50 iterations (one graph), the status read. The solver runs on
+  // its own stream, which is ordered with the legacy default stream: the memset and the events go there.
+  auto solve = [&] {
+    EB_CUDA_CHECK(cudaMemsetAsync(p.spmv.y.data(), 0, p.spmv.y.bytes(), nullptr));
+    const CgResult r = p.solver->solve(p.b.data(), p.spmv.y.data());
+    if (r.iterations != kPcgIterations) throw RuntimeFailure("PCG stopped early: " + to_string(r.status));
+  };
+  run_timed<T>(state, nullptr, kPcgIterations * pcg_iteration_bytes<T>(p.spmv.bytes, A.rows),
+               kPcgIterations * 13.0 * A.rows, A.rows, A.nnz(), 1, solve);
+  state.SetItemsProcessed(state.iterations() * kPcgIterations);  // items/s = PCG iterations per second
+  state.counters["iterations_per_solve"] = kPcgIterations;
+}
+
+template <class T>
+void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr) {
+  if (skip_without_device(state)) return;
+  const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
+  auto& c = device_cache().emplace<CusparseSpmv<T>>(matrix + (bsr ? "bsr" : "csr") + fp<T>(), A, bsr);
+  run_timed<T>(state, bench_stream(), spmv_bytes<T>(c.bytes(), A.rows), 0, A.rows, A.nnz(), kBatch, [&] { c.run(); });
+}
+
+template void cuda_spmv<float>(benchmark::State&, const std::string&, Format);
+template void cuda_spmv<double>(benchmark::State&, const std::string&, Format);
+template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format);
+template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format);
+template void cusparse_spmv<float>(benchmark::State&, const std::string&, bool);
+template void cusparse_spmv<double>(benchmark::State&, const std::string&, bool);
+
+}  // namespace eb::linalg::bench

@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""analysis/linalg.py on Google Benchmark JSON written as bench_sparse writes it: a complete file, a
+file cut inside its benchmark list (a device call's time limit), the first-file-wins rule for a
+benchmark in two files, speed-ups and the PCG ratio computed from the numbers, "not run" where a
+benchmark is missing.
+
+    test_linalg_report.py ANALYSIS_DIR
+"""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, sys.argv[1])
+import linalg  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def entry(name, agg, time, unit="us", **counters):
+    e = {"name": f"{name}/manual_time_{agg}", "run_name": name, "run_type": "aggregate", "aggregate_name": agg,
+         "real_time": time, "cpu_time": time, "time_unit": unit}
+    e.update(counters)
+    return e
+
+
+def file_text(entries, cut=False):
+    text = json.dumps({"context": {"date": "x"}, "benchmarks": entries}, indent=2)
+    if cut:  # as a killed process leaves it: the last entry half written, no closing brackets
+        text = text[:text.rfind('"real_time"')]
+    return text
+
+
+with tempfile.TemporaryDirectory() as d:
+    box = [entry("spmv/cuda/bcsr/fp64/box10", "median", 100.0, DOFs=3000, of_triad=0.9),
+           entry("spmv/cuda/bcsr/fp64/box10", "cv", 0.01),
+           entry("cusparse_csr/fp64/box10", "median", 160.0),
+           entry("cusparse_bsr/fp64/box10", "median", 0.25, unit="ms"),
+           entry("pcg_iteration/cuda/bcsr/fp64/box10", "median", 5000.0, iterations_per_solve=50, of_triad=0.8),
+           entry("spmv/cuda/csr/fp64/box10", "median", 999.0, of_triad=0.5)]  # cut off below
+    with open(os.path.join(d, "bench_sparse_a.json"), "w") as f:
+        f.write(file_text(box, cut=True))
+    # The same benchmark in a later file: the first file's value stands.
+    with open(os.path.join(d, "bench_sparse_b.json"), "w") as f:
+        f.write(file_text([entry("spmv/cuda/bcsr/fp64/box10", "median", 1.0, DOFs=3000, of_triad=0.1),
+                           entry("eigen/cpu/csr/fp64/box10", "median", 2.0, unit="ms")]))
+
+    read = linalg.read_benchmarks(os.path.join(d, "bench_sparse_a.json"))
+    check(len(read) == 5, f"truncated file: {len(read)} complete entries read, expected 5")
+    md = linalg.build(d, os.path.join(d, "figs"))
+    row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 3,000 |")), None)
+    check(row is not None, "no BCSR row for box10 fp64:\n" + md)
+    if row:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        check(cells[3] == "100.0 us (1.0%)", f"BCSR time and cv: {cells[3]}")
+        check(cells[4] == "0.900", f"of triad: {cells[4]}")
+        check(cells[6] == "1.60x", f"speed-up over cuSPARSE CSR: {cells[6]}")
+        check(cells[7] == "250.0 us" and cells[8] == "2.50x", f"cuSPARSE BSR in ms converted: {cells[7:9]}")
+        check(cells[9] == "100.0 us" and cells[10] == "1.25x", f"PCG per iteration and ratio: {cells[9:11]}")
+    fmt_row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 100.0 us (0.90)")), "")
+    check("not run" in fmt_row, "the cut-off CSR benchmark is shown as not run: " + fmt_row)
+    check("| box10 | fp64 | not run | not run | 2.00 ms |" in md, "Eigen row from the second file")
+    check(os.path.exists(os.path.join(d, "figs", "linalg.md")), "linalg.md written")
+
+    empty = os.path.join(d, "empty")
+    os.makedirs(empty)
+    try:
+        linalg.build(empty, os.path.join(d, "figs2"))
+        failures.append("a folder without results must raise")
+    except RuntimeError:
+        pass
+
+if failures:
+    print("FAILED:\n" + "\n".join(failures))
+    sys.exit(1)
+print("linalg report: all checks passed")
