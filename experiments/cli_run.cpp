@@ -18,17 +18,50 @@
 
 namespace eb::cli {
 
+namespace {
+// Per method: its summary, run modes, options ([section] key = default), optional scenario
+// features, then one line per variant with its backends x precisions.
+void print_methods(const nlohmann::json& info) {
+  std::cout << "Methods (method, variants x backend precision; * the default variant):\n";
+  if (info.empty()) std::cout << "  (none compiled in)\n";
+  for (auto m = info.begin(); m != info.end(); ++m) {
+    const auto& d = m.value();
+    std::cout << "  " << m.key() << " - " << d["summary"].get<std::string>() << "\n    modes:";
+    for (const auto& x : d["modes"]) std::cout << " " << x.get<std::string>();
+    std::cout << "; options [" << m.key() << "]:";
+    if (d["options"].empty()) std::cout << " none";
+    for (auto o = d["options"].begin(); o != d["options"].end(); ++o) std::cout << " " << o.key() << "=" << o.value().dump();
+    if (!d["features"].empty()) {
+      std::cout << "; scenario features:";
+      for (const auto& f : d["features"]) std::cout << " " << f.get<std::string>();
+    }
+    std::cout << "\n";
+    for (const auto& v : d["variants"]) {
+      std::string impl;
+      for (const auto& i : v["implementations"]) impl += (impl.empty() ? "" : ", ") + i.get<std::string>();
+      std::cout << "    " << v["name"].get<std::string>() << (v["default"].get<bool>() ? "*" : "") << ": " << impl
+                << " - " << v["summary"].get<std::string>() << "\n";
+    }
+  }
+}
+}  // namespace
+
 void add_list_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "List the methods x backends x precisions compiled in and the CUDA device");
+  auto* cmd = app.add_subcommand("list", "List the methods x variants x backends x precisions compiled in and the CUDA device");
   auto json_flag = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json_flag, "Machine-readable output");
   cmd->callback([json_flag] {
     const GpuInfo gpu = cuda_device_info(0);
     nlohmann::json j;
     j["methods"] = nlohmann::json::array();
-    for (const auto& e : methods().entries())
-      j["methods"].push_back({{"method", e.method}, {"backend", to_string(e.backend)},
-                              {"precision", to_string(e.precision)}, {"summary", e.summary}});
+    for (const auto& e : methods().entries()) {
+      const MethodInfo& m = methods().info(e.method);
+      j["methods"].push_back({{"method", e.method}, {"variant", e.variant},
+                              {"default_variant", e.variant == m.variants.front().name},
+                              {"backend", to_string(e.backend)}, {"precision", to_string(e.precision)},
+                              {"summary", m.summary}});
+    }
+    j["method_info"] = methods().describe();
     j["cuda"] = {{"compiled", cuda_compiled()}, {"device_count", cuda_device_count()}, {"usable", gpu.usable}};
     if (gpu.usable)
       j["cuda"]["device"] = {{"name", gpu.name},
@@ -46,11 +79,7 @@ void add_list_command(CLI::App& app) {
       std::cout << j.dump(2) << "\n";
       return;
     }
-    std::cout << "Methods (method backend precision):\n";
-    if (methods().entries().empty()) std::cout << "  (none compiled in)\n";
-    for (const auto& e : methods().entries())
-      std::cout << "  " << e.method << " " << to_string(e.backend) << " " << to_string(e.precision) << "  - "
-                << e.summary << "\n";
+    print_methods(j["method_info"]);
     std::cout << "CUDA: " << (cuda_compiled() ? "compiled in" : "not compiled in") << "; ";
     if (gpu.usable)
       std::cout << "device 0: " << gpu.name << " (sm_" << gpu.compute_major << gpu.compute_minor << ", "
@@ -74,7 +103,7 @@ void add_list_command(CLI::App& app) {
 
 namespace {
 struct RunArgs {
-  std::string method, backend = "cpu", precision = "fp64", scenario, out;
+  std::string method, variant, backend = "cpu", precision = "fp64", scenario, out;
   std::vector<std::string> sets;
   int threads = 0, steps = -1, vtk_every = -1, device = 0, warmup = -1;
   std::string data_dir;
@@ -94,6 +123,7 @@ void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run one scenario with one method, backend and precision");
   cmd->add_option("--method,-m", a->method, "Method name (see `elastobench list`)")->required();
+  cmd->add_option("--variant", a->variant, "Variant of the method (default: the scenario's solver.variant, else the method's default)");
   cmd->add_option("--backend,-b", a->backend, "cpu or cuda")->capture_default_str();
   cmd->add_option("--precision,-p", a->precision, "fp32 or fp64")->capture_default_str();
   auto* threads = cmd->add_option("--threads,-t", a->threads, "CPU threads (0 = all; 1 = the papers' one core)")
@@ -118,13 +148,18 @@ void add_run_command(CLI::App& app) {
     check_count(device, a->device, 0, "a device ordinal");
     RunRequest req;
     req.method = a->method;
+    req.variant = a->variant;
     req.options.backend = parse_backend(a->backend);
     req.options.precision = parse_precision(a->precision);
     req.options.threads = a->threads;
     req.options.device = a->device;
     req.options.data_dir = a->data_dir.empty() ? mesh::default_data_dir() : std::filesystem::path(a->data_dir);
-    // Check the method name before the scenario so that a wrong name is reported first.
-    methods().find(req.method, req.options.backend, req.options.precision);
+    // Check the method (and a variant given here) before the scenario so that a wrong name is
+    // reported first; the runner resolves the rest with the scenario (MethodRegistry::resolve).
+    if (req.variant.empty())
+      methods().info(req.method);
+    else
+      methods().find(req.method, req.variant, req.options.backend, req.options.precision);
     req.scenario = load_scenario(a->scenario, a->sets);
     req.scenario_origin = a->scenario;
     req.out_dir = a->out;
@@ -145,8 +180,12 @@ void add_run_command(CLI::App& app) {
                              (diverged ? "" : "; --allow-invalid accepts an invalid run"));
     }
     if (!a->quiet) {
-      std::cerr << a->method << " " << a->backend << " " << a->precision << ": " << s["time"]["steps"] << " steps, "
-                << s["timing"]["steps_per_second"].get<double>() << " steps/s; results in " << a->out << "/summary.json\n";
+      std::cerr << a->method << " " << s["variant"].get<std::string>() << " " << a->backend << " " << a->precision << ": ";
+      if (s["time"]["mode"] == "static")
+        std::cerr << s["time"]["steps"] << " load steps, " << s["timing"]["solve_ms"].get<double>() << " ms solving";
+      else
+        std::cerr << s["time"]["steps"] << " steps, " << s["timing"]["steps_per_second"].get<double>() << " steps/s";
+      std::cerr << "; results in " << a->out << "/summary.json\n";
     }
   });
 }
@@ -166,6 +205,7 @@ void add_scenario_command(CLI::App& app) {
   show->add_option("--set", *sets, "Override a key: KEY=VALUE");
   show->callback([name, format, sets] {
     const Scenario s = load_scenario(*name, *sets);
+    methods().check_sections(s);
     if (*format == "json")
       std::cout << scenario_to_json(s).dump(2) << "\n";
     else
@@ -175,7 +215,7 @@ void add_scenario_command(CLI::App& app) {
   auto* check = cmd->add_subcommand("check", "Validate a scenario file; exit 2 naming the first bad key");
   check->add_option("FILE", *check_name, "Scenario file or built-in name")->required();
   check->callback([check_name] {
-    load_scenario(*check_name, {});
+    methods().check_sections(load_scenario(*check_name, {}));
     std::cout << *check_name << ": ok\n";
   });
 }

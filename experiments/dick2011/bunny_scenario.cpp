@@ -35,7 +35,7 @@ dt = 0.05
 end_time = 5.0
 damping = 2.0
 
-[solver]
+[hexmg]
 cycles = 2
 pre_smooth = 2
 post_smooth = 1

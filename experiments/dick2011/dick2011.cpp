@@ -251,7 +251,7 @@ void run_kernel_table(const ExperimentContext& ctx, int size, bool gpu, const st
       req.options.precision = p;
       req.options.data_dir = ctx.data_dir;
       std::vector<std::string> o = bunny_overrides(ctx, size);
-      o.push_back("solver.variant=profile");
+      o.push_back("hexmg.profile=true");
       o.push_back("output.probe_every=60");
       req.scenario = load_scenario(kBunnyScenario, o);
       req.scenario_origin = kBunnyScenario;

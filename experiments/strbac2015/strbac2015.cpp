@@ -49,7 +49,7 @@ const std::vector<std::string> kDamage = {"material.damage.enabled=true", "mater
                                           "material.damage.m=200", "material.damage.psi0=156"};
 // Mass damping from the convergence rate (Eqs. 4-5). The paper gives no value; Cr = 0.999 is
 // light (q = 2.7 1/s at 5 per edge, 24 1/s at 45) and leaves the quasi-static answer unchanged.
-const char* kConvergenceRate = "solver.convergence_rate=0.999";
+const char* kConvergenceRate = "tled.convergence_rate=0.999";
 
 struct Config {
   Backend backend;
@@ -71,7 +71,7 @@ std::string label(const Config& c) {
 Scenario cube_scenario(const Config& c) {
   std::vector<std::string> o = tled::paper_cube_overrides(c.per_edge);
   o.push_back(kConvergenceRate);
-  o.push_back(std::string("solver.texture=") + (c.texture ? "true" : "false"));
+  o.push_back(std::string("tled.texture=") + (c.texture ? "true" : "false"));
   o.push_back("output.probe_every=0");  // ~200 samples per run, not one download per step
   if (c.damage) o.insert(o.end(), kDamage.begin(), kDamage.end());
   return load_scenario("cube-compression", o);

@@ -16,13 +16,14 @@ namespace eb {
 
 struct RunRequest {
   std::string method;
+  std::string variant;            // non-empty: overrides the scenario's solver.variant (run --variant)
   RunOptions options;
   Scenario scenario;
   std::string scenario_origin;    // what the user named: built-in name or file path
   std::filesystem::path out_dir;  // created if missing
-  int steps = -1;                 // > 0 overrides the scenario's stopping rule with a step count
+  int steps = -1;                 // > 0 overrides the scenario's stopping rule with a step count (time stepping)
   int vtk_every = -1;             // >= 0 overrides scenario.output.vtk_every
-  int warmup_steps = -1;          // < 0: min(10, steps / 10)
+  int warmup_steps = -1;          // < 0: min(10, steps / 10) (time stepping)
   bool quiet = false;             // no progress line
   bool write_files = true;        // false: only return the summary (benchmarks)
   // Called with the finished simulation once the summary is complete and before it is written,
@@ -31,6 +32,12 @@ struct RunRequest {
   std::function<void(Simulation&, nlohmann::json& summary)> after_run;
 };
 
+// A scenario with time.mode = "static" is solved to equilibrium in static.load_steps load steps
+// (Simulation::solve_static), each timed and recorded with its solver statistics; otherwise
+// the method steps in time. The method, its variant, its scenario section and the mode are
+// resolved by the registry first (MethodRegistry::resolve), so a choice or key the method does
+// not support is an InputError naming it.
+//
 // Returns the summary written to DIR/summary.json. An invalid run (summary "validity", see
 // solvers/common/validity.h) is not an exception: it returns and writes its files like any
 // other, so that they document the failure; a run whose state becomes non-finite stops there

@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "meshes/errors.h"
+#include "solvers/common/visit_io.h"
 
 namespace eb {
 
@@ -87,6 +88,7 @@ template <class V> void visit(V& v, MaterialSpec& m) {
   v("overrides", m.overrides);
 }
 template <class V> void visit(V& v, TimeSpec& t) {
+  v("mode", t.mode);
   v("dt", t.dt);
   v("steps", t.steps);
   v("end_time", t.end_time);
@@ -96,17 +98,12 @@ template <class V> void visit(V& v, TimeSpec& t) {
   v("rest_velocity", t.rest_velocity);
   v("max_steps", t.max_steps);
 }
-template <class V> void visit(V& v, SolverSpec& s) {
-  v("variant", s.variant);
-  v("max_iterations", s.max_iterations);
+template <class V> void visit(V& v, StaticSpec& s) {
+  v("load_steps", s.load_steps);
   v("tolerance", s.tolerance);
-  v("cycles", s.cycles);
-  v("pre_smooth", s.pre_smooth);
-  v("post_smooth", s.post_smooth);
-  v("texture", s.texture);
-  v("convergence_rate", s.convergence_rate);
-  v("assembly", s.assembly);
+  v("max_iterations", s.max_iterations);
 }
+template <class V> void visit(V& v, SolverSpec& s) { v("variant", s.variant); }
 template <class V> void visit(V& v, ProbeSpec& p) {
   v("name", p.name);
   v("position", p.position);
@@ -138,6 +135,7 @@ template <class V> void visit(V& v, Scenario& s) {
   v("material", s.material);
   v("boundary", s.boundary);
   v("time", s.time);
+  v("static", s.static_solve);
   v("solver", s.solver);
   v("output", s.output);
 }
@@ -145,134 +143,6 @@ template <class V> void visit(V& v, Scenario& s) {
 namespace {
 
 using nlohmann::json;
-
-std::string join_key(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
-
-const char* json_type_name(const json& j) {
-  if (j.is_boolean()) return "a boolean";
-  if (j.is_number_integer()) return "an integer";
-  if (j.is_number()) return "a number";
-  if (j.is_string()) return "a string";
-  if (j.is_array()) return "an array";
-  if (j.is_object()) return "a table";
-  return "null";
-}
-
-template <class T> struct IsVector : std::false_type {};
-template <class T> struct IsVector<std::vector<T>> : std::true_type {};
-template <class T> struct IsOptional : std::false_type {};
-template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
-
-// Reader: fills a struct from a JSON object, remembering which keys were consumed.
-class StrictReader {
- public:
-  StrictReader(const json& obj, std::string path, const std::string& origin)
-      : obj_(obj), path_(std::move(path)), origin_(origin) {}
-
-  template <class T> void operator()(const char* key, T& value) {
-    seen_.insert(key);
-    auto it = obj_.find(key);
-    if (it == obj_.end()) return;
-    read(*it, value, join_key(path_, key));
-  }
-
-  void finish() const {
-    for (auto it = obj_.begin(); it != obj_.end(); ++it)
-      if (!seen_.count(it.key())) {
-        std::ostringstream known;
-        for (const auto& k : seen_) known << (known.tellp() ? ", " : "") << k;
-        throw InputError(origin_ + ": unknown key '" + join_key(path_, it.key()) + "' (valid keys here: " +
-                         known.str() + ")");
-      }
-  }
-
-  template <class T> void read(const json& j, T& value, const std::string& key) const {
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!j.is_boolean()) fail(key, "a boolean (true/false)", j);
-      value = j.get<bool>();
-    } else if constexpr (std::is_same_v<T, int>) {
-      if (!j.is_number_integer()) fail(key, "an integer", j);
-      const auto v = j.get<int64_t>();
-      if (v < INT32_MIN || v > INT32_MAX) throw InputError(origin_ + ": key '" + key + "' is out of range");
-      value = int(v);
-    } else if constexpr (std::is_same_v<T, double>) {
-      if (!j.is_number()) fail(key, "a number", j);
-      value = j.get<double>();
-      if (!std::isfinite(value)) throw InputError(origin_ + ": key '" + key + "' must be finite");
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!j.is_string()) fail(key, "a string", j);
-      value = j.get<std::string>();
-    } else if constexpr (std::is_same_v<T, Vec3>) {
-      if (!j.is_array() || j.size() != 3) fail(key, "an array of 3 numbers", j);
-      for (int d = 0; d < 3; ++d) read(j[d], value[d], key + "[" + std::to_string(d) + "]");
-    } else if constexpr (IsOptional<T>::value) {
-      typename T::value_type inner{};
-      read(j, inner, key);
-      value = inner;
-    } else if constexpr (IsVector<T>::value) {
-      if (!j.is_array()) fail(key, "an array", j);
-      value.clear();
-      for (size_t i = 0; i < j.size(); ++i) {
-        typename T::value_type item{};
-        read(j[i], item, key + "." + std::to_string(i));
-        value.push_back(std::move(item));
-      }
-    } else {
-      if (!j.is_object()) fail(key, "a table", j);
-      StrictReader sub(j, key, origin_);
-      visit(sub, value);
-      sub.finish();
-    }
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& key, const char* expected, const json& got) const {
-    throw InputError(origin_ + ": key '" + key + "' must be " + expected + ", got " + json_type_name(got) +
-                     " (" + got.dump() + ")");
-  }
-  const json& obj_;
-  std::string path_;
-  const std::string& origin_;
-  std::set<std::string> seen_;
-};
-
-class Writer {
- public:
-  explicit Writer(json& out) : out_(out) { out_ = json::object(); }
-  template <class T> void operator()(const char* key, T& value) {
-    if constexpr (IsOptional<T>::value) {
-      if (value) out_[key] = write(*value);
-    } else if constexpr (std::is_same_v<T, Vec3>) {
-      // Unbounded box corners are the defaults; leaving them out keeps shown files readable.
-      if (!(std::abs(value[0]) >= 1e299 && std::abs(value[1]) >= 1e299 && std::abs(value[2]) >= 1e299))
-        out_[key] = write(value);
-    } else {
-      out_[key] = write(value);
-    }
-  }
-  template <class T> static json write(T& value) {
-    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int> || std::is_same_v<T, double> ||
-                  std::is_same_v<T, std::string>) {
-      return value;
-    } else if constexpr (std::is_same_v<T, Vec3>) {
-      return json::array({value[0], value[1], value[2]});
-    } else if constexpr (IsVector<T>::value) {
-      json a = json::array();
-      for (auto& item : value) a.push_back(write(item));
-      return a;
-    } else {
-      json o;
-      Writer w(o);
-      visit(w, value);
-      return o;
-    }
-  }
-
- private:
-  json& out_;
-};
 
 bool one_of(const std::string& v, std::initializer_list<const char*> options) {
   return std::any_of(options.begin(), options.end(), [&](const char* o) { return v == o; });
@@ -494,6 +364,7 @@ void validate_scenario(const Scenario& s) {
   }
 
   const auto& t = s.time;
+  check_enum("time.mode", t.mode, {"dynamic", "static"});
   if (t.dt < 0) throw InputError("scenario key 'time.dt' must be >= 0 (0: the method chooses)");
   if (t.steps < 0) throw InputError("scenario key 'time.steps' must be >= 0");
   if (t.end_time < 0) throw InputError("scenario key 'time.end_time' must be >= 0");
@@ -501,16 +372,12 @@ void validate_scenario(const Scenario& s) {
   if (!(t.courant > 0 && t.courant <= 1)) throw InputError("scenario key 'time.courant' must lie in (0, 1]");
   positive("time.max_steps", t.max_steps);
   positive("time.rest_velocity", t.rest_velocity);
-  if (t.steps == 0 && t.end_time == 0 && !t.until_rest)
+  if (t.mode == "dynamic" && t.steps == 0 && t.end_time == 0 && !t.until_rest)
     throw InputError("the scenario never stops: set time.steps, time.end_time or time.until_rest");
-
-  const auto& sv = s.solver;
-  positive("solver.max_iterations", sv.max_iterations);
-  positive("solver.tolerance", sv.tolerance);
-  if (sv.cycles < 1) throw InputError("scenario key 'solver.cycles' must be >= 1");
-  if (sv.pre_smooth < 0 || sv.post_smooth < 0) throw InputError("solver.pre_smooth/post_smooth must be >= 0");
-  if (sv.convergence_rate < 0 || sv.convergence_rate >= 1)
-    throw InputError("scenario key 'solver.convergence_rate' must lie in [0, 1)");
+  const auto& st = s.static_solve;
+  if (st.load_steps < 1) throw InputError("scenario key 'static.load_steps' must be >= 1");
+  if (!(st.tolerance > 0 && st.tolerance < 1)) throw InputError("scenario key 'static.tolerance' must lie in (0, 1)");
+  if (st.max_iterations < 1) throw InputError("scenario key 'static.max_iterations' must be >= 1");
 
   const auto& o = s.output;
   if (o.vtk_every < 0) throw InputError("scenario key 'output.vtk_every' must be >= 0");
@@ -522,12 +389,35 @@ void validate_scenario(const Scenario& s) {
   }
 }
 
+const std::vector<std::string>& scenario_features() {
+  static const std::vector<std::string> features = {"boundary.ground", "material.damage", "material.overrides"};
+  return features;
+}
+
+std::vector<std::string> features_used(const Scenario& s) {
+  std::vector<std::string> used;
+  if (s.boundary.ground.enabled) used.push_back("boundary.ground");
+  if (s.material.damage.enabled) used.push_back("material.damage");
+  if (!s.material.overrides.empty()) used.push_back("material.overrides");
+  return used;
+}
+
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& origin) {
   if (!doc.is_object()) throw InputError(origin + ": a scenario must be a table/object at the top level");
+  if (const auto it = doc.find("solver"); it != doc.end() && it->is_object())
+    for (auto k = it->begin(); k != it->end(); ++k)
+      if (k.key() != "variant")
+        // Scenarios written before method sections existed had their method options here.
+        throw InputError(origin + ": unknown key 'solver." + k.key() +
+                         "' (valid keys here: variant); options of one method live in its own section: " +
+                         "[METHOD] " + k.key() + " = ..., or --set METHOD." + k.key() + "=... (elastobench list names them)");
   Scenario s;
   StrictReader reader(doc, "", origin);
   visit(reader, s);
-  reader.finish();
+  for (const auto& key : reader.unknown_keys()) {
+    if (!doc[key].is_object()) throw InputError(reader.unknown_key_message(key) + "; a method's section is a table");
+    s.method_options[key] = doc[key];
+  }
   try {
     validate_scenario(s);
   } catch (const InputError& e) {
@@ -538,7 +428,9 @@ Scenario scenario_from_json(const nlohmann::json& doc, const std::string& origin
 
 nlohmann::json scenario_to_json(const Scenario& s) {
   Scenario copy = s;
-  return Writer::write(copy);
+  nlohmann::json out = FieldWriter::write(copy);
+  for (auto it = s.method_options.begin(); it != s.method_options.end(); ++it) out[it.key()] = it.value();
+  return out;
 }
 
 nlohmann::json parse_scenario_text(const std::string& text, const std::string& format, const std::string& origin) {

@@ -120,6 +120,9 @@ ElasticConstants elastic_constants(const MaterialSpec& m);
 ElasticConstants elastic_constants(double youngs_modulus, double poisson_ratio);
 
 struct TimeSpec {
+  // "dynamic": time stepping (the keys below); "static": equilibrium solves in load steps
+  // (StaticSpec), for methods that declare static solves (solvers/common/registry.h).
+  std::string mode = "dynamic";
   double dt = 0.0;         // 0: the method's choice (explicit methods: stable step x courant)
   int steps = 0;           // > 0 wins over end_time
   double end_time = 0.0;   // s
@@ -130,16 +133,20 @@ struct TimeSpec {
   int max_steps = 1000000;
 };
 
+// time.mode = "static": every load at its full value (load curves do not apply), reached in
+// `load_steps` equal increments of the load factor; each increment is solved to equilibrium
+// by the method's nonlinear iteration (Newton) to `tolerance`, relative to the residual at the
+// start of the increment, in at most `max_iterations` iterations.
+struct StaticSpec {
+  int load_steps = 1;
+  double tolerance = 1e-6;
+  int max_iterations = 20;
+};
+
+// Shared solver choice. Everything else a method can be told lives in the method's own section
+// of the scenario ([hexmg], [tled]; Scenario::method_options).
 struct SolverSpec {
-  std::string variant;         // method-specific variant name (e.g. an assembly strategy)
-  int max_iterations = 100;    // inner linear solver
-  double tolerance = 1e-6;     // relative residual of the inner linear solver
-  int cycles = 2;              // multigrid V-cycles (or Newton iterations) per step
-  int pre_smooth = 2;
-  int post_smooth = 1;
-  bool texture = false;        // read displacements through the texture path (tled)
-  double convergence_rate = 0.0;  // tled: Cr of the mass-damped central difference (0: derive from damping)
-  std::string assembly;        // nr-neohookean: "globalnz" | "sharednz"
+  std::string variant;  // a variant the method registers (elastobench list); empty: its default
 };
 
 struct ProbeSpec {
@@ -161,14 +168,29 @@ struct Scenario {
   MaterialSpec material;
   BoundarySpec boundary;
   TimeSpec time;
+  StaticSpec static_solve;  // the [static] section
   SolverSpec solver;
   OutputSpec output;
+  // Sections owned by methods, by method name ({"hexmg": {"cycles": 1}}), kept as written: a
+  // section is read and validated by its method (solvers/common/method_options.h), and a
+  // section of another method, or of none, is refused for a run (MethodRegistry::resolve).
+  nlohmann::json method_options = nlohmann::json::object();
 };
+
+// Optional scenario features: a method that does not implement one refuses a scenario that
+// uses it (MethodInfo::features). scenario_features() lists them by the key that turns each
+// on: "boundary.ground" (ground.enabled), "material.damage" (damage.enabled),
+// "material.overrides" (any override); features_used() those a scenario uses.
+const std::vector<std::string>& scenario_features();
+std::vector<std::string> features_used(const Scenario& s);
+inline bool is_static(const Scenario& s) { return s.time.mode == "static"; }
 
 // --- reading, writing, overriding -------------------------------------------------------------
 
 // Strictly converts a JSON document to a Scenario: throws InputError naming the dotted key of
 // any unknown or ill-typed entry (`origin` names the file for messages), then validates values.
+// A top-level table that is not a scenario section is kept as a method section
+// (Scenario::method_options); the registry checks it against the methods it knows.
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& origin);
 nlohmann::json scenario_to_json(const Scenario& s);
 

@@ -51,17 +51,32 @@ struct WorkCounts {
   BytesConvention bytes_convention = BytesConvention::Unstated;
 };
 
+// The solve of the last step (or load step). A method with one level (a linear solve, or a
+// fixed number of cycles, per step) fills the first block; a two-level method (Newton
+// iterations around linear solves) fills both, and the first block then describes the linear
+// solves: iterations summed over the step's outer iterations, residuals of the last one.
 struct SolverStats {
   int iterations = 0;             // inner iterations in the last step (CG iterations, V-cycles...); 0: no solve
   double initial_residual = 0.0;  // of the last step's linear system, before the solve
   double final_residual = 0.0;    // after it, in the same (absolute) norm: not divided by initial_residual
   // Whether the last solve met its tolerance. Set only by a solve that stops on a tolerance
-  // (solver.tolerance); empty for a fixed number of iterations or cycles, where there is no
+  // (a method's tolerance option); empty for a fixed number of iterations or cycles, where there is no
   // tolerance to meet and the residual reduction reached is the measure, and for explicit
   // methods (no solve). Test it with has_value(): `if (converged)` asks whether it is set.
   std::optional<bool> converged;
   // final / initial residual of the last solve; NaN when there was none (initial_residual 0).
   double reduction() const;
+
+  // The outer (nonlinear) level; outer_iterations 0: a method with one level.
+  int outer_iterations = 0;
+  double outer_initial_residual = 0.0;  // nonlinear residual at the start of the step
+  double outer_final_residual = 0.0;    // after the last outer iteration, same norm
+  std::optional<bool> outer_converged;  // whether the outer iteration met its tolerance
+  std::vector<int> inner_per_outer;     // inner iterations of each outer iteration (they sum to `iterations`)
+  double outer_reduction() const;       // NaN when there was no outer level
+  // The verdict on the step: the outer level's when there is one (a linear solve inside a
+  // Newton iteration may stop early by design), else the inner one's.
+  std::optional<bool> step_converged() const { return outer_iterations > 0 ? outer_converged : converged; }
 };
 
 // What makes a state invalid, accumulated by the method over every step it has taken (the
@@ -100,10 +115,18 @@ class Simulation {
   virtual const std::vector<int32_t>& connectivity() const = 0;  // flat, VTK node order
   virtual const std::vector<uint8_t>& fixed_nodes() const = 0;   // 1 where any component is constrained
 
-  virtual double dt() const = 0;
-  // Advances `steps` time steps. Returns only when the work is complete (device synchronized),
-  // so host wall-clock around it is valid. Records per-phase times into timings().
-  virtual void advance(int steps) = 0;
+  // The time step; 0 for a method without time stepping (MethodInfo::dynamic false).
+  virtual double dt() const { return 0.0; }
+  // Advances `steps` time steps (methods with time stepping). Returns only when the work is
+  // complete (device synchronized), so host wall-clock around it is valid. Records per-phase
+  // times into timings().
+  virtual void advance(int steps);
+  // Static solves (time.mode = "static", methods whose MethodInfo::static_solve is set): brings
+  // the current state to equilibrium under `load_factor` x every load at its full value (load
+  // curves do not apply; prescribed displacements are scaled likewise), starting from the
+  // current state, to the scenario's static.tolerance within static.max_iterations. Returns when
+  // the work is complete; solver_stats() then describes this solve and validity() counts it.
+  virtual void solve_static(double load_factor);
   // Current displacement and velocity, 3 values per node (x, y, z interleaved), in metres.
   virtual void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) = 0;
   // Per-element fields of the current state for output (names from mesh::field).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -44,7 +45,8 @@ bool ValidityTracker::check_state(long step, const std::vector<double>& u, const
 }
 
 void ValidityTracker::check_solver(long step, const SolverStats& stats) {
-  if (stats.converged.has_value() && !*stats.converged) {
+  const std::optional<bool> converged = stats.step_converged();
+  if (converged.has_value() && !*converged) {
     ++sampled_solver_failures_;
     if (first_sampled_solver_failure_ < 0) first_sampled_solver_failure_ = step;
   }
@@ -71,8 +73,11 @@ std::vector<std::string> ValidityTracker::reasons() const {
   std::vector<std::pair<long, std::string>> r;
   if (nonfinite_step_ >= 0) {
     std::ostringstream m;
-    m << "non-finite " << nonfinite_field_ << " at node " << nonfinite_node_ << " at step " << nonfinite_step_
-      << " (t = " << double(nonfinite_step_) * dt_ << " s): the run diverged; try a smaller time.dt or time.courant";
+    m << "non-finite " << nonfinite_field_ << " at node " << nonfinite_node_ << " at step " << nonfinite_step_;
+    if (dt_ > 0)
+      m << " (t = " << double(nonfinite_step_) * dt_ << " s): the run diverged; try a smaller time.dt or time.courant";
+    else
+      m << ": the solve diverged; try more static.load_steps";
     r.emplace_back(nonfinite_step_, m.str());
   }
   if (method_.nonfinite_steps > 0) {

@@ -25,13 +25,14 @@ constexpr double kGrowthFactor = 10.0;
 // Combines the method's cumulative counts with the runner's checks on sampled states.
 class ValidityTracker {
  public:
+  // dt 0: a static run (steps are load steps).
   ValidityTracker(double mesh_diagonal, double dt) : diagonal_(mesh_diagonal), dt_(dt) {}
 
   // Checks a sampled state (x, y, z per node). Returns false when it holds a non-finite value:
   // the run has diverged and cannot go on (later states are all non-finite).
   bool check_state(long step, const std::vector<double>& u, const std::vector<double>& v);
   // Sampled solver statistics of the last step before `step`: a tolerance the solve missed
-  // counts even when the method does not count its own failures.
+  // (SolverStats::step_converged) counts even when the method does not count its own failures.
   void check_solver(long step, const SolverStats& stats);
   // The method's counts, cumulative: each call replaces the previous ones.
   void set_method_counts(const ValidityCounts& counts) { method_ = counts; }

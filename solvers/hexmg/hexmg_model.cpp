@@ -9,6 +9,7 @@
 #include "meshes/errors.h"
 #include "meshes/mesh_spec.h"
 #include "solvers/common/boundary.h"
+#include "solvers/common/method_options.h"
 
 namespace eb::hexmg {
 namespace {
@@ -92,39 +93,46 @@ std::string SolverChoice::describe() const {
   return s.str();
 }
 
-SolverChoice parse_solver(const SolverSpec& spec) {
+void validate_hexmg_options(const HexmgOptions& o) {
+  if (o.cycles < 1) throw InputError("scenario key 'hexmg.cycles' must be >= 1");
+  if (o.pre_smooth < 0 || o.post_smooth < 0 || o.pre_smooth + o.post_smooth < 1)
+    throw InputError("scenario keys 'hexmg.pre_smooth' and 'hexmg.post_smooth' must be >= 0 with at least one smoothing step");
+  if (!(o.tolerance > 0 && o.tolerance < 1)) throw InputError("scenario key 'hexmg.tolerance' must lie in (0, 1)");
+  if (o.max_iterations < 1) throw InputError("scenario key 'hexmg.max_iterations' must be >= 1");
+}
+
+const std::vector<HexmgVariant>& hexmg_variants() {
+  static const std::vector<HexmgVariant> variants = {
+      {"vcycle", "the paper's: hexmg.cycles V-cycles per step", false, false, true},
+      {"tolerance", "V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true, false, true},
+      {"jacobi-pcg", "Jacobi-preconditioned CG to hexmg.tolerance instead of multigrid (Fig. 11's comparison; CPU only)",
+       false, true, false},
+  };
+  return variants;
+}
+
+SolverChoice parse_solver(const Scenario& sc) {
+  const HexmgOptions o = read_method_options<HexmgOptions>(sc, "hexmg", validate_hexmg_options);
   SolverChoice c;
-  c.cycles = spec.cycles;
-  c.pre_smooth = spec.pre_smooth;
-  c.post_smooth = spec.post_smooth;
-  c.tolerance = spec.tolerance;
-  c.max_iterations = spec.max_iterations;
-  std::string v = spec.variant;
-  std::stringstream ss(v);
-  std::string flag;
-  while (std::getline(ss, flag, '+')) {
-    if (flag.empty() || flag == "vcycle" || flag == "multigrid") continue;
-    if (flag == "tolerance")
-      c.tolerance_mode = true;
-    else if (flag == "jacobi-pcg")
-      c.jacobi_pcg = true;
-    else if (flag == "linear")
-      c.linear = true;
-    else if (flag == "profile")
-      c.profile = true;
-    else if (flag == "gs1")
-      c.gs_thread_per_vertex = true;
-    else
-      throw InputError("hexmg: unknown solver.variant flag '" + flag +
-                       "' (valid, joined with '+': vcycle, tolerance, jacobi-pcg, linear, profile, gs1)");
+  c.cycles = o.cycles;
+  c.pre_smooth = o.pre_smooth;
+  c.post_smooth = o.post_smooth;
+  c.tolerance = o.tolerance;
+  c.max_iterations = o.max_iterations;
+  c.linear = !o.corotated;
+  c.profile = o.profile;
+  c.gs_thread_per_vertex = o.gs_thread_per_vertex;
+  const std::string& name = sc.solver.variant.empty() ? hexmg_variants().front().name : sc.solver.variant;
+  std::string names;
+  for (const auto& v : hexmg_variants()) {
+    if (v.name == name) {
+      c.tolerance_mode = v.tolerance_mode;
+      c.jacobi_pcg = v.jacobi_pcg;
+      return c;
+    }
+    names += (names.empty() ? "" : ", ") + v.name;
   }
-  if (c.cycles < 1 && !c.tolerance_mode) throw InputError("hexmg: solver.cycles must be >= 1");
-  if (c.pre_smooth < 0 || c.post_smooth < 0 || c.pre_smooth + c.post_smooth < 1)
-    throw InputError("hexmg: solver.pre_smooth and solver.post_smooth must be >= 0 with at least one smoothing step");
-  if ((c.tolerance_mode || c.jacobi_pcg) && !(c.tolerance > 0 && c.tolerance < 1))
-    throw InputError("hexmg: solver.tolerance must be in (0, 1) for the tolerance / jacobi-pcg variants");
-  if (c.max_iterations < 1) throw InputError("hexmg: solver.max_iterations must be >= 1");
-  return c;
+  throw InputError("hexmg: unknown solver.variant '" + name + "' (variants: " + names + ")");
 }
 
 std::vector<double> Model::factors(double t) const {
@@ -247,7 +255,8 @@ void propagate_dead(std::vector<Level>& levels) {
 Model build_model(const Scenario& sc, const RunOptions& opts) {
   Model m;
   m.name = sc.name;
-  m.solver = parse_solver(sc.solver);
+  if (sc.boundary.ground.enabled) throw InputError("hexmg: boundary.ground (contact) is not part of this method");
+  m.solver = parse_solver(sc);
   m.solver.coarse_tolerance = opts.precision == Precision::Fp32 ? 1e-6 : 1e-10;
   const std::filesystem::path data_dir = opts.data_dir.empty() ? mesh::default_data_dir() : opts.data_dir;
   const mesh::HexMesh hex = mesh::build_hex_mesh(sc.mesh, data_dir);

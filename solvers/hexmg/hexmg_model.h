@@ -34,15 +34,47 @@ struct Level {
   int64_t cells = 0;                              // hexahedra of this level (octree cells)
 };
 
-// How the linear system of a step is solved (solver.variant, '+'-separated flags).
+// The [hexmg] section of a scenario (solvers/common/method_options.h): --set hexmg.cycles=1.
+struct HexmgOptions {
+  int cycles = 2;                 // V-cycles per step (variant vcycle)
+  int pre_smooth = 2;             // 8-colour Gauss-Seidel sweeps before the coarse-grid correction
+  int post_smooth = 1;            // ... and after it
+  double tolerance = 1e-6;        // relative residual (variants tolerance and jacobi-pcg)
+  int max_iterations = 100;       // V-cycles or CG iterations at most (variants tolerance and jacobi-pcg)
+  bool corotated = true;          // false: plain linear elasticity (R = I)
+  bool profile = false;           // CUDA: kernels launched one by one (no graph), each group timed with
+                                  // events (Table 3's GPU time shares)
+  bool gs_thread_per_vertex = false;  // CUDA Gauss-Seidel with one thread per vertex (the paper's: 13)
+};
+template <class V> void visit(V& v, HexmgOptions& o) {
+  v("cycles", o.cycles);
+  v("pre_smooth", o.pre_smooth);
+  v("post_smooth", o.post_smooth);
+  v("tolerance", o.tolerance);
+  v("max_iterations", o.max_iterations);
+  v("corotated", o.corotated);
+  v("profile", o.profile);
+  v("gs_thread_per_vertex", o.gs_thread_per_vertex);
+}
+void validate_hexmg_options(const HexmgOptions& o);  // InputError naming the hexmg.KEY
+
+// The variants (solver.variant): how the linear system of a step is solved.
+struct HexmgVariant {
+  std::string name, summary;
+  bool tolerance_mode, jacobi_pcg;
+  bool cuda;  // has a CUDA implementation
+};
+const std::vector<HexmgVariant>& hexmg_variants();  // the first is the default
+
+// How the linear system of a step is solved: the variant and the [hexmg] options.
 struct SolverChoice {
   bool tolerance_mode = false;  // "tolerance": V-cycles until |r| <= tolerance |r0| (max_iterations)
   bool jacobi_pcg = false;      // "jacobi-pcg": Jacobi-preconditioned CG instead of multigrid (CPU, Fig. 11)
-  bool linear = false;          // "linear": no co-rotation (R = I), plain linear elasticity
-  bool gs_thread_per_vertex = false;  // "gs1": CUDA Gauss-Seidel with one thread per vertex
-                                      // (alternative to the paper's 13 threads per vertex)
-  bool profile = false;         // "profile": CUDA launches kernels directly (no graph) and times each
-                                // kernel group with events (Table 3's GPU time shares)
+  bool linear = false;          // hexmg.corotated = false: no co-rotation (R = I), plain linear elasticity
+  bool gs_thread_per_vertex = false;  // hexmg.gs_thread_per_vertex: CUDA Gauss-Seidel with one thread
+                                      // per vertex (alternative to the paper's 13 threads per vertex)
+  bool profile = false;         // hexmg.profile: CUDA launches kernels directly (no graph) and times
+                                // each kernel group with events (Table 3's GPU time shares)
   int cycles = 2;
   int pre_smooth = 2, post_smooth = 1;
   double tolerance = 1e-6;
@@ -56,7 +88,7 @@ struct SolverChoice {
   int coarse_max_iterations = 200;
   std::string describe() const;
 };
-SolverChoice parse_solver(const SolverSpec& spec);
+SolverChoice parse_solver(const Scenario& sc);  // InputError for an unknown variant or a bad option
 
 struct Model {
   std::string name;

@@ -5,7 +5,7 @@
 # BIN holds elastobench, test_hexmg_gpu and bench_hexmg; ELASTOBENCH_DATA points at the meshes.
 # Variants (environment of the CUDA backend): EB_HEXMG_PDL=0|1, EB_HEXMG_ORDER=colour|lattice.
 # Writes under RESULTS_DIR: test_hexmg_gpu.log, ab_<variant>_<rep>.json (bench_hexmg),
-# profile_<variant>.json (summary.json of a solver.variant=profile run), ncu_<variant>.csv.
+# profile_<variant>.json (summary.json of a hexmg.profile=true run), ncu_<variant>.csv.
 # Budget: ~1 min tests, ~1.5 min A/B, ~1.5 min ncu.
 set -uo pipefail
 BIN=${1:?usage: perf_probe.sh BIN RESULTS_DIR [SIZE]}
@@ -48,7 +48,7 @@ PY
 # Per-phase event timings (kernels launched one by one, no graph).
 for v in old new; do
   env ${ENVS[$v]} "$BIN/elastobench" run -m hexmg -b cuda -p fp32 -s dick2011-bunny --set mesh.target_elements=$SIZE \
-    --set solver.variant=profile --steps 30 --warmup 5 -q -o /tmp/eb_probe_$v > /dev/null 2>&1 || status=1
+    --set hexmg.profile=true --steps 30 --warmup 5 -q -o /tmp/eb_probe_$v > /dev/null 2>&1 || status=1
   cp /tmp/eb_probe_$v/summary.json "$RES/profile_$v.json" 2>/dev/null
 done
 

@@ -4,17 +4,25 @@
 namespace eb {
 
 void register_method_hexmg(MethodRegistry& r) {
-  const std::string summary =
+  MethodInfo info;
+  info.name = "hexmg";
+  info.summary =
       "Dick, Georgii & Westermann 2011: co-rotated trilinear hexahedra, Newmark, matrix-free geometric multigrid "
       "(8-colour Gauss-Seidel V-cycles, Galerkin coarse grids)";
-  for (Precision p : {Precision::Fp32, Precision::Fp64}) {
-    r.add({"hexmg", Backend::Cpu, p, summary,
-           [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cpu(s, o); }});
+  for (const auto& v : hexmg::hexmg_variants()) info.variants.push_back({v.name, v.summary, {}});
+  info.options = option_schema<hexmg::HexmgOptions>(hexmg::validate_hexmg_options);
+  info.features = {"material.overrides"};  // Young's modulus and density per element
+  r.add_method(info);
+  for (const auto& v : hexmg::hexmg_variants())
+    for (Precision p : {Precision::Fp32, Precision::Fp64}) {
+      r.add({"hexmg", v.name, Backend::Cpu, p,
+             [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cpu(s, o); }});
 #if defined(ELASTOBENCH_HAVE_CUDA)
-    r.add({"hexmg", Backend::Cuda, p, summary,
-           [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cuda(s, o); }});
+      if (v.cuda)
+        r.add({"hexmg", v.name, Backend::Cuda, p,
+               [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cuda(s, o); }});
 #endif
-  }
+    }
 }
 
 }  // namespace eb

@@ -92,7 +92,7 @@ class TledCpu final : public TledSimulationBase {
  protected:
   void add_details(nlohmann::json& j) const override {
     j["threads"] = threads_;
-    j["texture_note"] = "texture fetching applies to the CUDA backend only; the CPU ignores solver.texture";
+    j["texture_note"] = "texture fetching applies to the CUDA backend only; the CPU ignores tled.texture";
   }
 
   // The neutral layout of get_array/set_array is this backend's own.

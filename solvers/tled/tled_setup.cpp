@@ -48,14 +48,25 @@ Assembly parse_assembly(const std::string& variant) {
 
 std::string to_string(Assembly a) { return a == Assembly::Gather ? "gather" : "atomic"; }
 
+std::vector<VariantInfo> tled_variants() {
+  return {{to_string(Assembly::Gather), "element forces in per-element slots, summed per node without atomics (the paper's)", {}},
+          {to_string(Assembly::Atomic), "element forces added to the nodal forces with atomic adds", {}}};
+}
+
+void validate_tled_options(const TledOptions& o) {
+  if (o.convergence_rate < 0 || o.convergence_rate >= 1)
+    throw InputError("scenario key 'tled.convergence_rate' must lie in [0, 1)");
+}
+
 TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   TledSetup s;
   s.scenario_name = sc.name;
   if (!sc.material.overrides.empty())
     throw InputError("tled: material.overrides are not supported (the method uses one neo-Hookean material, as the paper)");
   if (sc.boundary.ground.enabled) throw InputError("tled: boundary.ground (contact) is not supported");
+  const TledOptions tled_options = read_method_options<TledOptions>(sc, "tled", validate_tled_options);
   s.assembly = parse_assembly(sc.solver.variant);
-  s.texture = sc.solver.texture;
+  s.texture = tled_options.texture;
   s.damage = sc.material.damage;
   s.damage_enabled = sc.material.damage.enabled;
   if (s.damage_enabled && !(s.damage.gamma > 0))
@@ -122,7 +133,7 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   }
 
   // Step 4: mass damping q and central-difference coefficients (Eqs. 4-5).
-  s.convergence_rate = sc.solver.convergence_rate;
+  s.convergence_rate = tled_options.convergence_rate;
   if (s.convergence_rate > 0) {
     const double cr2 = s.convergence_rate * s.convergence_rate;
     s.q = 2.0 * (1.0 - cr2) / (s.dt * (1.0 + cr2));

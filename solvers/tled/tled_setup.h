@@ -12,18 +12,31 @@
 #include "assembly/tled/load_curve.h"
 #include "meshes/mesh.h"
 #include "solvers/common/boundary.h"
+#include "solvers/common/method_options.h"
 #include "solvers/common/scenario.h"
 #include "solvers/common/simulation.h"
 
 namespace eb::tled {
 
-// How element contributions reach the nodes (solver.variant).
+// How element contributions reach the nodes: the variants (solver.variant).
 enum class Assembly {
   Gather,  // "gather" (default, the paper's): element forces stored per element slot, summed per node
   Atomic,  // "atomic": element forces added to nodal forces with atomic adds
 };
-Assembly parse_assembly(const std::string& variant);  // InputError listing the choices
+Assembly parse_assembly(const std::string& variant);  // InputError listing the choices ("": gather)
 std::string to_string(Assembly a);
+std::vector<VariantInfo> tled_variants();  // the default first
+
+// The [tled] section of a scenario (solvers/common/method_options.h): --set tled.texture=true.
+struct TledOptions {
+  bool texture = false;           // CUDA: read displacements through the texture path
+  double convergence_rate = 0.0;  // Cr of the mass-damped central difference (Eq. 5); 0: q from time.damping
+};
+template <class V> void visit(V& v, TledOptions& o) {
+  v("texture", o.texture);
+  v("convergence_rate", o.convergence_rate);
+}
+void validate_tled_options(const TledOptions& o);  // InputError naming the tled.KEY
 
 struct PrescribedEntry {
   int32_t node;

@@ -30,6 +30,24 @@ check list 0 "Methods" -- "$eb" list
 "$eb" list --json >"$tmp/list.json" && $py -m json.tool "$tmp/list.json" >/dev/null \
   && $py -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'methods' in d and 'cuda' in d and 'usable' in d['cuda']" "$tmp/list.json" \
   && echo "ok   list-json" || { echo "FAIL list-json"; fails=$((fails+1)); }
+# method x variant x backend x precision, and per method its variants, options and modes.
+$py - "$tmp/list.json" <<'PY' && echo "ok   list-json-variants" || { echo "FAIL list-json-variants"; fails=$((fails+1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+info = d["method_info"]
+for e in d["methods"]:
+    m = info[e["method"]]
+    names = [v["name"] for v in m["variants"]]
+    assert e["variant"] in names and e["default_variant"] == (e["variant"] == names[0]), e
+    assert "%s %s" % (e["backend"], e["precision"]) in m["variants"][names.index(e["variant"])]["implementations"], e
+for name, m in info.items():
+    assert m["summary"] and m["modes"] and m["variants"] and isinstance(m["options"], dict), name
+if "tled" in info:
+    assert [v["name"] for v in info["tled"]["variants"]] == ["gather", "atomic"], info["tled"]
+    assert info["tled"]["options"] == {"texture": False, "convergence_rate": 0.0}, info["tled"]
+if "hexmg" in info:
+    assert info["hexmg"]["options"]["cycles"] == 2 and "jacobi-pcg" in [v["name"] for v in info["hexmg"]["variants"]]
+PY
 check unknown-method 2 "unknown method 'nosuch'.*available" -- "$eb" run --method nosuch --scenario cantilever --out "$tmp/r"
 first_method=$($py -c "import json,sys; m=json.load(open(sys.argv[1]))['methods']; print(m[0]['method'] if m else '')" "$tmp/list.json")
 if [ -n "$first_method" ]; then
@@ -103,12 +121,54 @@ PY
   check set-zero-max-steps 2 "time.max_steps" -- "$eb" run --method tled --scenario cube-compression --set time.max_steps=0 --out "$tmp/neg"
   check set-negative-vtk 2 "output.vtk_every' must be >= 0" -- "$eb" run --method tled --scenario cube-compression --set output.vtk_every=-1 --out "$tmp/neg"
   [ ! -e "$tmp/neg" ] && echo "ok   bad-counts-leave-nothing" || { echo "FAIL bad-counts-leave-nothing"; fails=$((fails+1)); }
+  # Method sections, variants and modes (issue 10): a key the method does not have, another
+  # method's key, a key's old place, an unknown variant, a static scenario or a scenario feature
+  # the method lacks: exit 2 naming it, nothing written.
+  mk=(run -m tled -s cube-compression --quiet --out "$tmp/mk")
+  check method-key-unknown 2 "unknown key 'tled.txture'" -- "$eb" "${mk[@]}" --set tled.txture=true
+  check method-key-old-place 2 "unknown key 'solver.texture'.*METHOD.texture" -- "$eb" "${mk[@]}" --set solver.texture=true
+  check method-key-foreign 2 "'hexmg.cycles' belongs to method 'hexmg'" -- "$eb" "${mk[@]}" --set hexmg.cycles=1
+  check method-key-bad-value 2 "'tled.convergence_rate' must lie in" -- "$eb" "${mk[@]}" --set tled.convergence_rate=1.5
+  check unknown-variant 2 "no variant 'colouring'.*gather, atomic" -- "$eb" "${mk[@]}" --variant colouring
+  check static-unsupported 2 "'tled' has no static solve" -- "$eb" "${mk[@]}" --set time.mode=static
+  check feature-unsupported 2 "does not implement scenario key 'boundary.ground'" -- "$eb" "${mk[@]}" --set boundary.ground.enabled=true
+  [ ! -e "$tmp/mk" ] && echo "ok   method-keys-leave-nothing" || { echo "FAIL method-keys-leave-nothing"; fails=$((fails+1)); }
+  check variant-run 0 "" -- "$eb" run -m tled --variant atomic -s cube-compression --set mesh.elements_per_edge=3 \
+    --set tled.texture=true --steps 20 --quiet --out "$tmp/atomic"
+  $py - "$tmp/atomic" <<'PY' && echo "ok   variant-summary" || { echo "FAIL variant-summary"; fails=$((fails+1)); }
+import json, os, sys
+s = json.load(open(os.path.join(sys.argv[1], "summary.json")))
+assert s["variant"] == "atomic" and s["scenario"]["definition"]["solver"]["variant"] == "atomic", s["variant"]
+assert s["method_options"] == {"texture": True, "convergence_rate": 0.0}, s["method_options"]
+assert s["scenario"]["definition"]["tled"] == {"texture": True}, s["scenario"]["definition"]
+assert s["time"]["mode"] == "dynamic" and s["solver"]["levels"] == 0 and s["solver"]["outer"] is None, s["solver"]
+header = open(os.path.join(sys.argv[1], "timeseries.csv")).readline().strip().split(",")
+assert header[:12] == ["step", "time", "max_displacement", "max_velocity", "iterations", "residual", "initial_residual",
+                       "reduction", "outer_iterations", "outer_initial_residual", "outer_residual", "inner_per_outer"], header
+PY
 fi
 # issue 9: a load that inverts hexmg's elements (a 1 m beam sagging kilometres under 1e9 g)
 # exits 1 naming the first inverted element and its step.
 if grep -q '"method": "hexmg"' "$tmp/list.json"; then
   check hexmg-inverting-load-exit-1 1 "element [0-9]+ inverted .* at step [0-9]+" -- "$eb" run -m hexmg -b cpu -s cantilever \
     --set 'boundary.gravity=[0,0,-1e9]' --set time.steps=50 --quiet --out "$tmp/hexmg_inv"
+  # Keys hexmg used to ignore silently, and its own section.
+  check hexmg-ground 2 "'hexmg' does not implement scenario key 'boundary.ground'" -- "$eb" run -m hexmg -s cantilever \
+    --set boundary.ground.enabled=true --quiet --out "$tmp/hexmg_bad"
+  check hexmg-foreign-key 2 "'tled.texture' belongs to method 'tled'" -- "$eb" run -m hexmg -s cantilever \
+    --set tled.texture=true --quiet --out "$tmp/hexmg_bad"
+  check hexmg-assembly 2 "unknown key 'hexmg.assembly'" -- "$eb" run -m hexmg -s cantilever \
+    --set hexmg.assembly=sharednz --quiet --out "$tmp/hexmg_bad"
+  check hexmg-cuda-jacobi 2 "'jacobi-pcg' has no cuda/fp64 implementation" -- "$eb" run -m hexmg -b cuda --variant jacobi-pcg \
+    -s cantilever --quiet --out "$tmp/hexmg_bad"
+  check hexmg-section-run 0 "" -- "$eb" run -m hexmg -s cantilever --set mesh.element_size=0.05 --set hexmg.cycles=1 \
+    --variant vcycle --steps 3 --quiet --out "$tmp/hexmg_ok"
+  $py - "$tmp/hexmg_ok" <<'PY' && echo "ok   hexmg-section-summary" || { echo "FAIL hexmg-section-summary"; fails=$((fails+1)); }
+import json, os, sys
+s = json.load(open(os.path.join(sys.argv[1], "summary.json")))
+assert s["variant"] == "vcycle" and s["method_options"]["cycles"] == 1 and s["method_details"]["cycles"] == 1, s["method_options"]
+assert s["solver"]["levels"] == 1 and s["solver"]["inner"]["iterations"] == {"min": 1, "mean": 1, "max": 1}, s["solver"]
+PY
 fi
 check unknown-backend 2 "unknown backend 'opencl'.*cpu, cuda" -- "$eb" run --method nosuch --backend opencl --scenario cantilever --out "$tmp/r"
 check unknown-precision 2 "unknown precision 'fp16'" -- "$eb" run --method nosuch --precision fp16 --scenario cantilever --out "$tmp/r"
@@ -119,6 +179,8 @@ check scenario-list 0 "cube-compression" -- "$eb" scenario list
 check scenario-roundtrip 0 "ok" -- "$eb" scenario check "$tmp/cube.toml"
 sed 's/^elements_per_edge/elements_per_egde/' "$tmp/cube.toml" >"$tmp/bad.toml"
 check misspelt-key 2 "unknown key 'mesh.elements_per_egde'" -- "$eb" scenario check "$tmp/bad.toml"
+printf '\n[nosuchmethod]\ncycles = 1\n' >>"$tmp/cube.toml"
+check misspelt-section 2 "unknown scenario key 'nosuchmethod'" -- "$eb" scenario check "$tmp/cube.toml"
 check scenario-json 0 '"elements_per_edge": 10' -- "$eb" scenario show cube-compression --format json
 check missing-file 2 "unknown scenario '$tmp/none.toml'" -- "$eb" scenario check "$tmp/none.toml"
 check report-missing 2 "results directory not found" -- "$eb" report --results "$tmp/none"

@@ -1,6 +1,7 @@
-// The runner's summary with a scripted method: solver statistics over the real steps only,
-// converged only where a tolerance applies, validity from the method's counts and from the
-// sampled states, a diverged run stopped with its summary kept, and the after-run hook.
+// The runner's summary with a scripted method: solver statistics over the real steps only
+// (one level and nested), converged only where a tolerance applies, validity from the method's
+// counts and from the sampled states, a diverged run stopped with its summary kept, and the
+// after-run hook.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,11 +9,11 @@
 #include <fstream>
 #include <limits>
 #include <optional>
-#include <unistd.h>
 
 #include "meshes/errors.h"
 #include "solvers/common/registry.h"
 #include "solvers/common/runner.h"
+#include "tests/common/common_test_util.h"
 
 namespace eb {
 namespace {
@@ -25,6 +26,10 @@ struct Script {
   long inverted_from = -1;             // one inverted element per step from this step on
   double reduction = 0.25;
   double u_per_step = 1e-3;            // every displacement component grows by this per step
+  // Nested solves: outer iterations per step (0: one level), alternating between outer and
+  // outer + 1; outer iteration j takes iterations + j inner iterations.
+  int outer = 0;
+  std::optional<bool> outer_converged;
 };
 Script g_script;
 
@@ -66,6 +71,17 @@ class ScriptedSimulation final : public Simulation {
     s.initial_residual = 2.0;
     s.final_residual = 2.0 * g_script.reduction;
     s.converged = g_script.converged;
+    if (g_script.outer > 0) {
+      s.outer_iterations = g_script.outer + int(step_ % 2);
+      s.iterations = 0;
+      for (int j = 0; j < s.outer_iterations; ++j) {
+        s.inner_per_outer.push_back(g_script.iterations + j);
+        s.iterations += g_script.iterations + j;
+      }
+      s.outer_initial_residual = 10.0;
+      s.outer_final_residual = 10.0 * std::pow(0.1, s.outer_iterations);
+      s.outer_converged = g_script.outer_converged;
+    }
     return s;
   }
   ValidityCounts validity() const override { return counts_; }
@@ -88,17 +104,15 @@ const char* kMethod = "scripted-runner-test";
 class Runner : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    for (const auto& e : methods().entries())
-      if (e.method == kMethod) return;
-    methods().add({kMethod, Backend::Cpu, Precision::Fp64, "scripted method of test_runner",
-                   [](const Scenario&, const RunOptions&) { return std::make_unique<ScriptedSimulation>(); }});
+    MethodInfo info;
+    info.name = kMethod;
+    info.summary = "scripted method of test_runner";
+    info.variants = {{"scripted", "the script", {}}};
+    test::register_test_method(info, [](const Scenario&, const RunOptions&) { return std::make_unique<ScriptedSimulation>(); });
   }
   void SetUp() override {
     g_script = Script{};
-    dir_ = std::filesystem::temp_directory_path() /
-           ("eb_test_runner_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    dir_ = test::fresh_test_dir("eb_test_runner");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -122,6 +136,58 @@ TEST_F(Runner, MeanIterationsCountsOnlyRealSteps) {
   // Step 0 (the initial state) reports no solve; averaging it in gave 1.9 here.
   EXPECT_DOUBLE_EQ(s["solver"]["mean_iterations"].get<double>(), 2.0);
   EXPECT_EQ(s["solver"]["sampled_steps"], 20);
+}
+
+TEST_F(Runner, NestedSolvesReportBothLevels) {
+  g_script.iterations = 3;
+  g_script.outer = 2;
+  g_script.outer_converged = true;
+  g_script.converged = false;  // a linear solve inside Newton may stop early; the step's verdict is Newton's
+  const auto s = run(10);
+  const auto& sv = s["solver"];
+  EXPECT_EQ(sv["levels"], 2);
+  EXPECT_EQ(sv["mode"], "tolerance");
+  EXPECT_TRUE(sv["all_converged"].get<bool>());
+  EXPECT_TRUE(s["validity"]["valid"].get<bool>());
+  // Steps 1..10: odd steps 3 outer iterations (3 + 4 + 5 = 12 inner), even steps 2 (3 + 4 = 7).
+  EXPECT_EQ(sv["outer"]["iterations"], (nlohmann::json{{"min", 2.0}, {"mean", 2.5}, {"max", 3.0}}));
+  EXPECT_EQ(sv["inner"]["iterations"], (nlohmann::json{{"min", 7.0}, {"mean", 9.5}, {"max", 12.0}}));
+  EXPECT_DOUBLE_EQ(sv["mean_iterations"].get<double>(), 9.5);
+  // Per outer iteration: 25 of them, 3 and 4 in every step (10 each), 5 in the five odd steps.
+  EXPECT_EQ(sv["inner"]["iterations_per_outer"]["min"], 3.0);
+  EXPECT_EQ(sv["inner"]["iterations_per_outer"]["max"], 5.0);
+  EXPECT_DOUBLE_EQ(sv["inner"]["iterations_per_outer"]["mean"].get<double>(), (30.0 + 40.0 + 25.0) / 25.0);
+  EXPECT_EQ(sv["outer"]["last_iterations"], 2);  // step 10
+  EXPECT_DOUBLE_EQ(sv["outer"]["reduction"]["min"].get<double>(), 1e-3);
+  EXPECT_DOUBLE_EQ(sv["outer"]["last_reduction"].get<double>(), 1e-2);
+
+  std::ifstream in(dir_ / "timeseries.csv");
+  std::string header, row0, row1;
+  std::getline(in, header);
+  std::getline(in, row0);
+  std::getline(in, row1);
+  EXPECT_EQ(header.rfind("step,time,max_displacement,max_velocity,iterations,residual,initial_residual,reduction,"
+                         "outer_iterations,outer_initial_residual,outer_residual,inner_per_outer,tip_ux",
+                         0),
+            0u)
+      << header;
+  EXPECT_NE(row1.find(",12,0.5,2,0.25,3,10,"), std::string::npos) << row1;  // step 1
+  EXPECT_NE(row1.find(",3;4;5,"), std::string::npos) << row1;
+
+  g_script.outer_converged = false;
+  const auto f = run(4);
+  EXPECT_FALSE(f["solver"]["all_converged"].get<bool>());
+  EXPECT_FALSE(f["validity"]["valid"].get<bool>());
+}
+
+TEST_F(Runner, OneLevelSolvesHaveNoOuterLevel) {
+  const auto s = run(6);
+  EXPECT_EQ(s["solver"]["levels"], 1);
+  EXPECT_TRUE(s["solver"]["outer"].is_null());
+  EXPECT_TRUE(s["solver"]["inner"]["iterations_per_outer"].is_null());
+  EXPECT_EQ(s["solver"]["inner"]["reduction"], (nlohmann::json{{"min", 0.25}, {"mean", 0.25}, {"max", 0.25}}));
+  EXPECT_EQ(s["time"]["mode"], "dynamic");
+  EXPECT_EQ(s["variant"], "scripted");
 }
 
 TEST_F(Runner, FixedIterationsReportReductionNotConvergence) {

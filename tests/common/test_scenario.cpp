@@ -164,3 +164,57 @@ TEST(Scenario, LoadCurves) {
     prev = f;
   }
 }
+
+TEST(Scenario, MethodSectionsAreKeptAsWrittenAndRoundTrip) {
+  const auto p = temp_file("sections.toml", R"(name = "x"
+[mesh]
+source = "box"
+size = [1.0, 1.0, 1.0]
+elements_per_edge = 2
+[material]
+youngs_modulus = 1.0e6
+poisson_ratio = 0.3
+[time]
+steps = 3
+[hexmg]
+cycles = 1
+[nr-neohookean]
+assembly = "sharednz"
+)");
+  const auto s = eb::load_scenario(p.string(), {"hexmg.pre_smooth=3"});
+  EXPECT_EQ(s.method_options, (nlohmann::json{{"hexmg", {{"cycles", 1}, {"pre_smooth", 3}}},
+                                              {"nr-neohookean", {{"assembly", "sharednz"}}}}));
+  const auto toml_path = temp_file("sections_round.toml", eb::scenario_to_toml(s));
+  EXPECT_EQ(eb::load_scenario(toml_path.string(), {}).method_options, s.method_options);
+  EXPECT_EQ(eb::scenario_to_json(s)["hexmg"]["cycles"], 1);
+  // A top-level key that is not a table is not a section.
+  expect_input_error([] { eb::load_scenario("cantilever", {"cycles=2"}); }, "unknown key 'cycles'");
+}
+
+TEST(Scenario, OldSolverKeysSayWhereMethodOptionsWent) {
+  for (const char* key : {"solver.cycles=1", "solver.texture=true", "solver.tolerance=1e-3", "solver.assembly=globalnz"}) {
+    SCOPED_TRACE(key);
+    const std::string name = std::string(key).substr(0, std::string(key).find('='));
+    expect_input_error([&] { eb::load_scenario("cantilever", {key}); }, "unknown key '" + name + "'");
+    expect_input_error([&] { eb::load_scenario("cantilever", {key}); }, "--set METHOD.");
+  }
+}
+
+TEST(Scenario, StaticModeAndItsSection) {
+  const auto s = eb::load_scenario("cantilever", {"time.mode=static", "static.load_steps=5", "time.end_time=0",
+                                                  "time.until_rest=false"});  // no stopping rule needed
+  EXPECT_TRUE(eb::is_static(s));
+  EXPECT_EQ(s.static_solve.load_steps, 5);
+  EXPECT_FALSE(eb::is_static(eb::load_scenario("cantilever", {})));
+  expect_input_error([] { eb::load_scenario("cantilever", {"time.mode=quasistatic"}); }, "time.mode");
+  expect_input_error([] { eb::load_scenario("cantilever", {"static.load_steps=0"}); }, "static.load_steps");
+  expect_input_error([] { eb::load_scenario("cantilever", {"static.tolerance=1.5"}); }, "static.tolerance");
+  expect_input_error([] { eb::load_scenario("cantilever", {"static.max_iterations=0"}); }, "static.max_iterations");
+}
+
+TEST(Scenario, FeaturesUsedAreNamedByTheirKeys) {
+  EXPECT_TRUE(eb::features_used(eb::load_scenario("cantilever", {})).empty());
+  const auto s = eb::load_scenario("cantilever", {"boundary.ground.enabled=true", "material.damage.enabled=true",
+                                                  "material.damage.gamma=0.5", "material.overrides=[{\"density\": 500}]"});
+  EXPECT_EQ(eb::features_used(s), eb::scenario_features());
+}

@@ -39,11 +39,11 @@ std::vector<DeterminismCase> cases() {
 
 Scenario scenario_of(const DeterminismCase& c) {
   std::vector<std::string> set;
-  if (c.variant == "profile") set.push_back("solver.variant=profile");
+  if (c.variant == "profile") set.push_back("hexmg.profile=true");
   if (c.variant == "tolerance") {
     set.push_back("solver.variant=tolerance");
-    set.push_back("solver.tolerance=1e-6");
-    set.push_back("solver.max_iterations=20");
+    set.push_back("hexmg.tolerance=1e-6");
+    set.push_back("hexmg.max_iterations=20");
   }
   if (c.model == "cantilever") {
     set.push_back("mesh.element_size=0.05");

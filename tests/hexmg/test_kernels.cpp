@@ -111,7 +111,7 @@ steps = 10
 Scenario scenario_of(const std::string& model, const std::string& variant) {
   if (variant == "gs1") {  // one thread per vertex (the CPU backend ignores the flag)
     Scenario s = scenario_of(model, "default");
-    s.solver.variant = "gs1";
+    s.method_options["hexmg"]["gs_thread_per_vertex"] = true;
     return s;
   }
   if (model == "cube") return kernel_cube();
@@ -655,7 +655,7 @@ TEST_P(KernelPhases, InterfaceChecksArguments) {
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelPhases, ::testing::ValuesIn(kernel_cases()), case_name);
 
 #if defined(EB_HEXMG_TEST_CUDA)
-// The CUDA backend's other Gauss-Seidel and coarsest-CG kernels (A/B knobs and the gs1 variant),
+// The CUDA backend's other Gauss-Seidel and coarsest-CG kernels (A/B knobs and hexmg.gs_thread_per_vertex),
 // on a three-level cube and the one-level cantilever.
 class KernelVariants : public KernelPhases {};
 

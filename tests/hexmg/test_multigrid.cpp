@@ -41,8 +41,8 @@ TEST_P(Multigrid, VcycleReducesResidualFiveFold) {
 TEST_P(Multigrid, EqualsDirectSparseSolve) {
   const Regime r = GetParam();
   EB_HEXMG_SKIP_WITHOUT_DEVICE(r);
-  auto sim = make(clamped_cube(10, {"solver.variant=tolerance", "solver.max_iterations=60",
-                                    r.precision == Precision::Fp64 ? "solver.tolerance=1e-12" : "solver.tolerance=1e-5"}),
+  auto sim = make(clamped_cube(10, {"solver.variant=tolerance", "hexmg.max_iterations=60",
+                                    r.precision == Precision::Fp64 ? "hexmg.tolerance=1e-12" : "hexmg.tolerance=1e-5"}),
                   r);
   ASSERT_EQ(sim->model().n_levels(), 2);
   // Two steps so that the second system has rotations and a non-trivial initial guess.

@@ -21,7 +21,7 @@ TEST_P(Patch, UniformStrainReproducedInInterior) {
   std::ostringstream t;
   t << "name = \"patch\"\n[mesh]\nsource = \"box\"\nsize = [" << L << ", " << L << ", " << L << "]\nelements_per_edge = " << n
     << "\n[material]\nyoungs_modulus = 1.0e8\npoisson_ratio = 0.3\ndensity = 1000.0\n"
-    << "[time]\ndt = 1.0e4\nsteps = 1\n[solver]\nvariant = \"tolerance\"\nmax_iterations = 60\ntolerance = "
+    << "[time]\ndt = 1.0e4\nsteps = 1\n[solver]\nvariant = \"tolerance\"\n[hexmg]\nmax_iterations = 60\ntolerance = "
     << (r.precision == Precision::Fp64 ? 1e-13 : 1e-6) << "\n";
   for (int i = 0; i <= n; ++i)
     for (int j = 0; j <= n; ++j)

@@ -90,7 +90,7 @@ TEST_P(Validity, ToleranceModeCountsSolverFailures) {
   const Regime r = GetParam();
   EB_HEXMG_SKIP_WITHOUT_DEVICE(r);
   // One V-cycle cannot reduce the residual 1e12 times.
-  auto sim = make(clamped_cube(4, {"solver.variant=tolerance", "solver.tolerance=1e-12", "solver.max_iterations=1"}), r);
+  auto sim = make(clamped_cube(4, {"solver.variant=tolerance", "hexmg.tolerance=1e-12", "hexmg.max_iterations=1"}), r);
   sim->advance(3);
   const ValidityCounts v = sim->validity();
   EXPECT_EQ(v.solver_failures, 3);
@@ -100,7 +100,7 @@ TEST_P(Validity, ToleranceModeCountsSolverFailures) {
   EXPECT_FALSE(*st.converged);
   EXPECT_EQ(st.iterations, 1);
   // A tolerance it can meet: converged, no failure.
-  auto ok = make(clamped_cube(4, {"solver.variant=tolerance", "solver.tolerance=1e-3", "solver.max_iterations=50"}), r);
+  auto ok = make(clamped_cube(4, {"solver.variant=tolerance", "hexmg.tolerance=1e-3", "hexmg.max_iterations=50"}), r);
   ok->advance(3);
   EXPECT_EQ(ok->validity().solver_failures, 0);
   const SolverStats so = ok->solver_stats();
@@ -112,7 +112,7 @@ TEST_P(Validity, ToleranceModeCountsSolverFailures) {
 TEST_P(Validity, LinearVariantChecksNoDetF) {
   const Regime r = GetParam();
   EB_HEXMG_SKIP_WITHOUT_DEVICE(r);
-  auto sim = make(clamped_cube(3, {"solver.variant=linear"}), r);
+  auto sim = make(clamped_cube(3, {"hexmg.corotated=false"}), r);
   sim->advance(2);
   EXPECT_FALSE(sim->validity().det_f_checked);
 }

@@ -29,7 +29,7 @@ void run_case(benchmark::State& state, Case c) {
     return;
   }
   std::vector<std::string> o = tled::paper_cube_overrides(c.per_edge);
-  o.push_back(std::string("solver.texture=") + (c.texture ? "true" : "false"));
+  o.push_back(std::string("tled.texture=") + (c.texture ? "true" : "false"));
   o.push_back("solver.variant=" + c.variant);
   if (c.damage)
     for (const char* s : {"material.damage.enabled=true", "material.damage.gamma=0.5", "material.damage.m=200",

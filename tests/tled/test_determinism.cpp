@@ -57,7 +57,7 @@ struct RunResult {
 // threads: CPU threads (ignored by CUDA); chunked: advance in uneven chunks instead of at once.
 RunResult run_once(const DeterminismCase& c, int threads, bool chunked) {
   Scenario s = loaded_box({"boundary.point_forces.0.position=[0.02, 0.035, 0.015]"});
-  s.solver.texture = c.regime.texture;
+  s.method_options["tled"]["texture"] = c.regime.texture;
   s.solver.variant = c.atomic ? "atomic" : "gather";
   s.material.damage = {true, 0.5, 200.0, 50.0};  // damage grows during the run
   auto sim = make(s, c.regime.backend, c.regime.precision, threads);

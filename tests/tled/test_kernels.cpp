@@ -109,7 +109,7 @@ std::vector<KernelCase> kernel_cases() {
 Scenario base_scenario(const KernelCase& c) {
   Scenario s = c.model == "paper" ? cube(6) : c.model == "loaded" ? loaded_box() : cube(1);
   s.solver.variant = to_string(c.assembly);
-  s.solver.texture = c.subject.texture;
+  s.method_options["tled"]["texture"] = c.subject.texture;
   s.material.damage.enabled = c.damage;
   // The paper's damage saturation; gamma = 1 elsewhere, where d = gamma leaves no force at all.
   s.material.damage.gamma = c.model == "paper" ? 0.5 : 1.0;

@@ -115,7 +115,7 @@ inline std::unique_ptr<Simulation> make(const Scenario& s, Backend b, Precision 
 }
 
 inline std::vector<std::string> with_texture(std::vector<std::string> o, bool texture) {
-  o.push_back(std::string("solver.texture=") + (texture ? "true" : "false"));
+  o.push_back(std::string("tled.texture=") + (texture ? "true" : "false"));
   return o;
 }
 
