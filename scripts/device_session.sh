@@ -7,6 +7,9 @@
 #   hexmg   solvers/hexmg/gpu_session.sh: tests, bench_hexmg, `reproduce dick2011` ~4 min
 #   probe   solvers/hexmg/perf_probe.sh: A/B launch variants, phase timings, ncu per kernel ~4 min
 #   sanitize compute-sanitizer memcheck + racecheck over the GPU test binaries, error table  <=9 min
+#   repeat  the determinism tests (hexmg, tled) EB_REPEAT times (default 20), one process each   ~2 min
+#   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
+#           matrix size (EB_SPARSE_SIZES, default 80 160 240 400), 5 repetitions      ~6 min
 # Results go to $OUT as at most 8 files under 16 MB (the transfer's limits): logs, JSON, and one
 # tarball per experiment without VTK frames. File them here with scripts/import_device_results.sh.
 set -uo pipefail
@@ -58,7 +61,9 @@ for part in $parts; do
       # cut by its timeout prints no ERROR SUMMARY, so the table says so instead of a count.
       CS=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
       tools=${EB_SANITIZE_TOOLS:-memcheck racecheck}
-      bins=$(ls "$B"/bin/test_*_gpu "$B"/bin/test_common_cuda 2>/dev/null)
+      # EB_SANITIZE_BINS: test binaries by name (default: every GPU test binary staged).
+      if [ -n "${EB_SANITIZE_BINS:-}" ]; then bins=$(for b in $EB_SANITIZE_BINS; do echo "$B/bin/$b"; done)
+      else bins=$(ls "$B"/bin/test_*_gpu "$B"/bin/test_common_cuda 2>/dev/null); fi
       runs=$(( $(echo $bins | wc -w) * $(echo $tools | wc -w) ))
       per_run=$(( ${EB_SANITIZE_BUDGET:-500} / (runs > 0 ? runs : 1) ))
       table="$OUT/sanitize_summary.txt"
@@ -69,14 +74,35 @@ for part in $parts; do
           (cd "$B" && timeout -k 10 "$per_run" "$CS" --tool "$tool" --print-limit 100 \
             "$bin" --gtest_brief=1 ${EB_SANITIZE_FILTER:+--gtest_filter=$EB_SANITIZE_FILTER} > "$log" 2>&1)
           rc=$?
-          errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -1)
+          # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: ... (N errors, M warnings)".
+          errors=$(sed -n -e 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' \
+            -e 's/^========= RACECHECK SUMMARY: .*(\([0-9]*\) errors*, \([0-9]*\) warning.*/\1 (+\2 warnings)/p' "$log" | tail -1)
           status="exit $rc"; [ "$rc" = 124 ] && status="timeout after ${per_run}s, incomplete"
           printf '%-20s %-10s %-8s %s\n' "$name" "$tool" "${errors:-?}" "$status" >> "$table"
           { echo "### $name --tool $tool: $status"; cat "$log"; } >> "$OUT/sanitize_$tool.log"
         done
       done
       cat "$table" ;;
-    *) echo "unknown part '$part' (common, tled, hexmg, probe, sanitize)"; exit 2 ;;
+    repeat)
+      # gtest's own repeat: one process, so a state leaking from one run into the next shows too.
+      n=${EB_REPEAT:-20}
+      for bin in test_hexmg_gpu test_tled_gpu; do
+        [ -x "$B/bin/$bin" ] || continue
+        (cd "$B" && timeout 240 "bin/$bin" --gtest_filter='*Determinism*' --gtest_repeat="$n" --gtest_brief=1 \
+          > "$OUT/repeat_$bin.log" 2>&1)
+        echo "$bin determinism x$n: exit $? ($(grep -c '^\[  PASSED  \]' "$OUT/repeat_$bin.log") passing rounds)"
+      done ;;
+    sparse)
+      # cuSPARSE is the toolkit's shared library: the image's CUDA 13 has it.
+      export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
+      for n in ${EB_SPARSE_SIZES:-80 160 240 400}; do
+        EB_BENCH_SPARSE_SIZES=$n timeout "${EB_SPARSE_TIMEOUT:-200}" "$B/bin/bench_sparse" \
+          --benchmark_filter="${EB_SPARSE_FILTER:-.}" --benchmark_repetitions=5 --benchmark_min_time=0.05 \
+          --benchmark_report_aggregates_only=true \
+          --benchmark_out="$OUT/bench_sparse_box$n.json" --benchmark_out_format=json > "$OUT/bench_sparse_box$n.log" 2>&1
+        echo "bench_sparse box$n: exit $?"
+      done ;;
+    *) echo "unknown part '$part' (common, tled, hexmg, probe, sanitize, repeat, sparse)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

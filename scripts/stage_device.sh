@@ -10,15 +10,19 @@ DATA=${ELASTOBENCH_DATA:-../shared/data/meshes}
 rm -rf .devcarry
 mkdir -p .devcarry/lib .devcarry/meshes
 mkdir -p .devcarry/build/bin
-# Only what runs on the device; stripped, since the transfer is limited to 64 MiB.
-for b in elastobench test_common_cuda bench_ceilings 'test_*_gpu' 'bench_tled' 'bench_hexmg' 'bench_*_gpu'; do
+# Only what runs on the device; stripped, since the transfer is limited to 64 MiB (tree included):
+# all binaries and CalculiX together exceed it, so a call that runs only some parts names its
+# binaries in EB_STAGE_BINS (e.g. `EB_STAGE_BINS=elastobench` for the tled part) or sets
+# EB_DEVICE_CCX=0 when CalculiX is not needed.
+for b in ${EB_STAGE_BINS:-elastobench test_common_cuda bench_ceilings 'test_*_gpu' bench_tled bench_hexmg bench_sparse 'bench_*_gpu'}; do
   for f in "$B"/bin/$b; do [ -f "$f" ] && cp "$f" .devcarry/build/bin/; done
 done
 strip --strip-unneeded .devcarry/build/bin/* 2>/dev/null || true
 for bin in .devcarry/build/bin/*; do
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libbenchmark|libgomp|libtomlplusplus|libz\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .devcarry/lib/
-for m in ${EB_DEVICE_MESHES:-bunny.off}; do cp "$DATA/$m" .devcarry/meshes/; done
+# bunny: hexmg and tled experiments; armadillo and raptor: linalg tests and bench_sparse.
+for m in ${EB_DEVICE_MESHES:-bunny.off Armadillo13K.msh raptorTetra_8418.vtu}; do cp "$DATA/$m" .devcarry/meshes/; done
 # CalculiX for the TLED comparison: the GPU machine is offline, so the binary and the shared
 # libraries it loads travel too (put on PATH/LD_LIBRARY_PATH by the session script).
 if [ "${EB_DEVICE_CCX:-1}" = "1" ] && command -v ccx >/dev/null; then
