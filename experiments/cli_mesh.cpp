@@ -20,6 +20,7 @@
 #include "meshes/mesh_spec.h"
 #include "meshes/reorder.h"
 #include "meshes/sphere.h"
+#include "meshes/voxel_tets.h"
 #include "meshes/voxelize.h"
 
 namespace eb::cli {
@@ -33,6 +34,7 @@ struct MeshArgs {
   int elements_per_edge = 0;
   std::vector<int> divisions;
   int tets_per_cube = 6;
+  int merge_levels = -1;  // voxelize --tets: merge interior tetrahedra (voxel_tets.h); -1: no
   int refinement = 0;
   // voxelize / tetrahedralize
   std::string input, output;
@@ -153,10 +155,16 @@ void run_voxelize(const MeshArgs& a) {
   const mesh::VoxelMesh v = a.resolution > 0        ? mesh::voxelize_resolution(s, a.resolution, name)
                             : a.target_elements > 0 ? mesh::voxelize_target(s, size_t(a.target_elements), name)
                                                     : mesh::voxelize(s, a.spacing, name);
-  const mesh::MeshFile m = a.tets ? mesh::to_mesh_file(mesh::voxel_to_tet(v, a.tets_per_cube))
-                                  : mesh::to_mesh_file(mesh::voxel_to_hex(v));
+  if (a.merge_levels >= 0 && (!a.tets || a.tets_per_cube != 6))
+    throw InputError("--merge-levels needs --tets with 6 tetrahedra per voxel");
+  mesh::VoxelMergeStats merged;
+  const mesh::MeshFile m = !a.tets ? mesh::to_mesh_file(mesh::voxel_to_hex(v))
+                           : a.merge_levels >= 0
+                               ? mesh::to_mesh_file(mesh::voxel_to_tet_merged(v, a.merge_levels, &merged))
+                               : mesh::to_mesh_file(mesh::voxel_to_tet(v, a.tets_per_cube));
   write_and_report(a, m);
   std::cout << "voxel spacing " << v.spacing << "\n";
+  if (a.merge_levels >= 0) std::cout << mesh::to_text(merged);
 }
 
 void run_tetrahedralize(const MeshArgs& a) {
@@ -269,6 +277,10 @@ void add_mesh_command(CLI::App& app) {
   vox->add_option("--scale", a->scale, "Scale the surface first (e.g. 0.001 for mm -> m)");
   vox->add_flag("--tets", a->tets, "Split voxels into tetrahedra (Verschoor 2012)");
   vox->add_option("--tets-per-cube", a->tets_per_cube, "With --tets: 6 (equal size) or 5")->check(CLI::IsMember({5, 6}));
+  vox->add_option("--merge-levels", a->merge_levels,
+                  "With --tets: merge interior tetrahedra into coarse ones of up to 2^L voxels per edge (Verschoor 2012 "
+                  "Sec. 5.5; 0: none)")
+      ->check(CLI::Range(0, mesh::kMaxMergeLevels));
   add_output_options(vox, *a);
   vox->callback([a] { run_voxelize(*a); });
 

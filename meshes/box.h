@@ -19,8 +19,8 @@ HexMesh voxel_to_hex(const VoxelMesh& voxels);
 
 // Regular tetrahedralization of a voxel model (Verschoor & Jalba 2012): every voxel is split
 // into 6 equal-volume tetrahedra around its main diagonal (or 5, not equal-size, alternating by
-// lattice parity). Conforming across voxels. Verschoor's optional step that merges interior
-// voxel blocks into larger tetrahedra is NOT implemented: all tetrahedra have the voxel's size.
+// lattice parity). Conforming across voxels. All tetrahedra have the voxel's size; Verschoor's
+// step that merges the interior into larger tetrahedra is voxel_to_tet_merged (voxel_tets.h).
 TetMesh voxel_to_tet(const VoxelMesh& voxels, int tets_per_cube = 6);
 
 // Splits one cube (corners c in VTK hexahedron order) into 5 or 6 positive tetrahedra.

@@ -9,6 +9,7 @@
 #include "meshes/gmsh_tet.h"
 #include "meshes/mesh_io.h"
 #include "meshes/sphere.h"
+#include "meshes/voxel_tets.h"
 #include "meshes/voxelize.h"
 
 #ifndef ELASTOBENCH_SOURCE_DIR
@@ -64,8 +65,15 @@ VoxelMesh voxelize_spec(const TriSurface& surface, const MeshSpec& spec, const s
 void check_source(const MeshSpec& spec) {
   if (spec.source != "box" && spec.source != "file" && spec.source != "sphere")
     throw InputError("mesh.source '" + spec.source + "' is unknown (valid: box, file, sphere)");
-  if (spec.tetrahedralizer != "voxel" && spec.tetrahedralizer != "gmsh")
-    throw InputError("mesh.tetrahedralizer '" + spec.tetrahedralizer + "' is unknown (valid: voxel, gmsh)");
+  const std::string& t = spec.tetrahedralizer;
+  if (t != "voxel" && t != "voxel-merged" && t != "gmsh")
+    throw InputError("mesh.tetrahedralizer '" + t + "' is unknown (valid: voxel, voxel-merged, gmsh)");
+  if (spec.merge_levels < 0 || spec.merge_levels > kMaxMergeLevels)
+    throw InputError("mesh.merge_levels must be 0.." + std::to_string(kMaxMergeLevels) + ", got " +
+                     std::to_string(spec.merge_levels));
+  if (t == "voxel-merged" && spec.tets_per_cube != 6)
+    throw InputError("mesh.tetrahedralizer \"voxel-merged\" splits voxels into 6 tetrahedra: mesh.tets_per_cube must "
+                     "be 6, got " + std::to_string(spec.tets_per_cube));
 }
 
 // The file's contents, scaled and translated; surfaces come back in `surface`.
@@ -121,6 +129,8 @@ TetMesh build_tet_mesh(const MeshSpec& spec, const std::filesystem::path& data_d
       TetrahedralizeOptions o;
       o.size = spec.element_size;
       m = tetrahedralize_surface(to_surface(f, name), o, name);
+    } else if (spec.tetrahedralizer == "voxel-merged") {
+      m = voxel_to_tet_merged(voxelize_spec(to_surface(f, name), spec, name), spec.merge_levels);
     } else {
       m = voxel_to_tet(voxelize_spec(to_surface(f, name), spec, name), spec.tets_per_cube);
     }

@@ -18,7 +18,10 @@ namespace eb::mesh {
 //                element_size;
 //           tet: tetrahedralizer = "voxel" (default, works in every build): voxelized as for
 //                hex, then each voxel split into tets_per_cube tetrahedra (Verschoor 2012; 6 gives
-//                equal-size tetrahedra; target_elements counts voxels); tetrahedralizer = "gmsh":
+//                equal-size tetrahedra; target_elements counts voxels); tetrahedralizer =
+//                "voxel-merged": voxelized the same way, 6 tetrahedra per voxel near the surface
+//                and the interior merged into larger ones over up to merge_levels bisection
+//                levels (0..8, voxel_tets.h; tets_per_cube must be 6); tetrahedralizer = "gmsh":
 //                Gmsh with target edge length element_size (needs ELASTOBENCH_HAVE_GMSH).
 //           The file's coordinates are scaled and translated first, so element_size is in the
 //           final units.
@@ -40,7 +43,8 @@ struct MeshSpec {
   int refinement = 0;                // sphere: 0..3
   double scale = 1.0;                // applied to file coordinates (e.g. mm -> m: 0.001)
   Vec3 translate{0.0, 0.0, 0.0};     // applied after scale
-  std::string tetrahedralizer = "voxel";  // surface -> tetrahedra: "voxel" or "gmsh" (see above)
+  std::string tetrahedralizer = "voxel";  // surface -> tetrahedra: "voxel", "voxel-merged" or "gmsh"
+  int merge_levels = 3;                   // "voxel-merged": coarse cubes of 2^merge_levels voxels
 };
 
 // Where third-party mesh files are looked for: --data-dir, else $ELASTOBENCH_DATA, else

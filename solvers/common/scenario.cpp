@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "meshes/errors.h"
+#include "meshes/voxel_tets.h"
 #include "solvers/common/visit_io.h"
 
 namespace eb {
@@ -127,6 +128,7 @@ template <class V> void visit(V& v, mesh::MeshSpec& m) {
   v("scale", m.scale);
   v("translate", m.translate);
   v("tetrahedralizer", m.tetrahedralizer);
+  v("merge_levels", m.merge_levels);
 }
 template <class V> void visit(V& v, Scenario& s) {
   v("name", s.name);
@@ -313,7 +315,9 @@ ElasticConstants elastic_constants(const MaterialSpec& m) {
 void validate_scenario(const Scenario& s) {
   const auto& m = s.mesh;
   check_enum("mesh.source", m.source, {"box", "file", "sphere"});
-  check_enum("mesh.tetrahedralizer", m.tetrahedralizer, {"voxel", "gmsh"});
+  check_enum("mesh.tetrahedralizer", m.tetrahedralizer, {"voxel", "voxel-merged", "gmsh"});
+  if (m.merge_levels < 0 || m.merge_levels > mesh::kMaxMergeLevels)
+    throw InputError("scenario key 'mesh.merge_levels' must be 0.." + std::to_string(mesh::kMaxMergeLevels));
   if (m.source == "file" && m.file.empty()) throw InputError("scenario key 'mesh.file' is required when mesh.source = \"file\"");
   if (m.element_size < 0) throw InputError("scenario key 'mesh.element_size' must be >= 0");
   if (m.elements_per_edge < 0) throw InputError("scenario key 'mesh.elements_per_edge' must be >= 0");

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include "meshes/mesh_io.h"
+#include "meshes/sphere.h"
+
 namespace eb::mesh::test {
 
 std::filesystem::path temp_dir(const std::string& name) {
@@ -22,6 +25,15 @@ std::filesystem::path data_dir() {
   std::filesystem::path d = EB_MESH_DATA_DIR;
   if (const char* env = std::getenv("ELASTOBENCH_DATA"); env && *env) d = env;
   return std::filesystem::is_directory(d) ? d : std::filesystem::path();
+}
+
+MeshSpec ball_file_spec(const std::filesystem::path& dir, int target_elements) {
+  write_surface(dir / "ball.obj", make_icosphere(3));
+  MeshSpec f;
+  f.source = "file";
+  f.file = "ball.obj";
+  f.target_elements = target_elements;
+  return f;
 }
 
 void write_text(const std::filesystem::path& p, const std::string& text) {

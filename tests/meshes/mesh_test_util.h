@@ -3,6 +3,7 @@
 #include <string>
 
 #include "meshes/mesh.h"
+#include "meshes/mesh_spec.h"
 
 namespace eb::mesh::test {
 
@@ -11,6 +12,9 @@ std::filesystem::path temp_dir(const std::string& name);
 // Third-party data folder; empty path when absent (tests then GTEST_SKIP).
 std::filesystem::path data_dir();
 void write_text(const std::filesystem::path& p, const std::string& text);
+// Writes a closed icosphere to dir/ball.obj; returns a MeshSpec (source "file") voxelizing it to
+// about target_elements voxels.
+MeshSpec ball_file_spec(const std::filesystem::path& dir, int target_elements);
 
 struct CliResult {
   int exit_code = -1;

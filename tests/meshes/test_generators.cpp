@@ -253,11 +253,7 @@ TEST(MeshSpec, SourcesFileSphereAndTransform) {
   EXPECT_NEAR(double(h.elems.size()), 2000.0, 60.0);
 
   const auto dir = test::temp_dir("spec");
-  write_surface(dir / "ball.obj", make_icosphere(3));
-  MeshSpec f;
-  f.source = "file";
-  f.file = "ball.obj";
-  f.target_elements = 1000;
+  MeshSpec f = test::ball_file_spec(dir, 1000);
   const HexMesh hv = build_hex_mesh(f, dir);
   EXPECT_NEAR(double(hv.elems.size()), 1000.0, 30.0);
   const TetMesh tv = build_tet_mesh(f, dir);
