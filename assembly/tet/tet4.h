@@ -184,18 +184,25 @@ EB_HD Lame<T> lame_from_young_poisson(T E, T nu) {
 // K_e = V B^T D B (Verschoor Eq. 9, Campo Eq. 4.2) written per node pair:
 //   K_ab,ij = V (lambda g_a,i g_b,j + mu g_a,j g_b,i + mu (g_a . g_b) delta_ij),  g = grad N.
 // Symmetric, positive semi-definite, null space = the six rigid motions.
+// One 3 x 3 block K_ab (row-major) of that matrix, for kernels that never hold all 144 entries.
+template <class T>
+EB_HD void tet4_stiffness_block(const T G[4][3], T volume, Lame<T> mat, int a, int b, T blk[9]) {
+  const T gg = mat.mu * dot3(G[a], G[b]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      blk[3 * i + j] = volume * (mat.lambda * G[a][i] * G[b][j] + mat.mu * G[a][j] * G[b][i] + (i == j ? gg : T(0)));
+}
+
 template <class T>
 EB_HD void tet4_linear_stiffness(const Tet4Reference<T>& ref, Lame<T> mat, T K[144]) {
   T G[4][3];
   tet4_shape_gradients(ref.Dm_inv, G);
-  const T V = ref.volume;
   for (int a = 0; a < 4; ++a)
     for (int b = 0; b < 4; ++b) {
-      const T gg = mat.mu * dot3(G[a], G[b]);
+      T blk[9];
+      tet4_stiffness_block(G, ref.volume, mat, a, b, blk);
       for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-          K[(3 * a + i) * 12 + 3 * b + j] =
-              V * (mat.lambda * G[a][i] * G[b][j] + mat.mu * G[a][j] * G[b][i] + (i == j ? gg : T(0)));
+        for (int j = 0; j < 3; ++j) K[(3 * a + i) * 12 + 3 * b + j] = blk[3 * i + j];
     }
 }
 

@@ -471,13 +471,7 @@ void run_strbac2015(const ExperimentContext& ctx) {
   // threads (the same machine and load as the CPU rows) and the GPU's per precision.
   Ceilings ceilings;
   ceilings.cpu = cpu_stream_triad(triad_thread_counts(ctx.max_threads));
-  {
-    CsvTable t({"threads", "median_gbps", "min_gbps", "max_gbps", "repetitions", "array_bytes"});
-    for (const auto& p : ceilings.cpu.points)
-      t.add_row({std::to_string(p.threads), num(p.median_gbps), num(p.min_gbps), num(p.max_gbps),
-                 std::to_string(p.repetitions), std::to_string(ceilings.cpu.array_bytes)});
-    t.write(ctx.out_dir / "cpu_triad.csv");
-  }
+  write_file_atomic(ctx.out_dir / "cpu_triad.csv", ceilings.cpu.csv());
   if (gpu) {
     ceilings.gpu_fp32 = cuda_stream_triad_gbps(0, 4);
     ceilings.gpu_fp64 = cuda_stream_triad_gbps(0, 8);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "meshes/errors.h"
+#include "solvers/common/results.h"
 #include "solvers/common/timers.h"
 
 namespace eb {
@@ -137,6 +138,14 @@ CpuTriad cpu_stream_triad(const std::vector<int>& thread_counts, std::size_t arr
     if (A[i] != B[i] + s * C[i]) r.verified = false;
   if (A[n - 1] != B[n - 1] + s * C[n - 1]) r.verified = false;
   return r;
+}
+
+std::string CpuTriad::csv() const {
+  CsvTable t({"threads", "median_gbps", "min_gbps", "max_gbps", "repetitions", "array_bytes"});
+  for (const auto& p : points)
+    t.add_row({std::to_string(p.threads), CsvTable::num(p.median_gbps), CsvTable::num(p.min_gbps),
+               CsvTable::num(p.max_gbps), std::to_string(p.repetitions), std::to_string(array_bytes)});
+  return t.str();
 }
 
 nlohmann::json CpuTriad::to_json() const {

@@ -3,6 +3,7 @@
 // process that times the CPU rows, so that an experiment sets its CPU figures against the
 // machine (and the load on it) that produced them rather than against a datasheet value.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,8 @@ struct CpuTriad {
   bool verified = false;        // a[] holds b + s c after the last repetition
   std::vector<CpuTriadPoint> points;
   nlohmann::json to_json() const;
+  // The experiments' cpu_triad.csv: threads, median/min/max GB/s, repetitions, array bytes.
+  std::string csv() const;
 };
 
 // Last-level cache of the machine, all instances together (sysfs; 0 when unknown).

@@ -162,6 +162,24 @@ cudaEvent_t EventTimer::take() {
   return e;
 }
 
+cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& enqueue) {
+  EB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    enqueue();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  EB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  EB_CUDA_CHECK(err);
+  return exec;
+}
+
 void EventTimer::begin(const char* phase, cudaStream_t stream) {
   if (open_) throw std::logic_error("EventTimer::begin while a phase is open");
   Pending p{phase, take(), take()};

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,6 +97,10 @@ __global__ void stream_triad_kernel(T* __restrict__ a, const T* __restrict__ b, 
     a[i] = b[i] + s * c[i];
 }
 #endif
+
+// Captures what `enqueue` puts on `stream` (thread-local capture mode) and instantiates it. The
+// capture is ended on every path, so a throwing `enqueue` leaves the stream usable.
+cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& enqueue);
 
 // Records event pairs around named phases on a stream; flush() waits for them and adds the
 // elapsed times to a PhaseTimes. Events are reused across flushes.

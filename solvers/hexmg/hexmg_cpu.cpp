@@ -1,17 +1,23 @@
 // OpenMP backend of hexmg: the readable oracle. Array-of-structures layout (the paper's CPU
 // layout, Sec. 6): the 243 coefficients of a vertex equation are contiguous. Every formula is
-// the EB_HD function of assembly/hexmg/hexmg_kernels.h that the CUDA kernels call too.
+// the EB_HD function of assembly/hexmg/hexmg_kernels.h that the CUDA kernels call too. The two
+// CGs (coarsest level, level-0 Jacobi-PCG) are the shared solver of solvers/linalg/cg.h on a
+// LinearOperator of the level (issue 10); the CUDA backend keeps its single-block coarsest-CG
+// kernel, which the CUDA tests compare with this one.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 #include "assembly/hexmg/hex_element.h"
 #include "assembly/hexmg/hexmg_kernels.h"
 #include "solvers/common/timers.h"
 #include "solvers/hexmg/hexmg_simulation.h"
+#include "solvers/linalg/cg.h"
 
 namespace eb::hexmg {
 namespace {
@@ -20,6 +26,43 @@ template <class T>
 Strided<T> aos(T* p, int comps) {
   return {p, comps, 1};
 }
+
+// One level's vertex equations as a linalg operator over 3 x n_padded unknowns in this backend's
+// order (3 slot + d), so that the shared CG (solvers/linalg/cg.h) solves them: the product is
+// stencil_apply_vertex per vertex, the diagonal is read from the level's current matrix (so that
+// CgSolver::refresh_preconditioner() follows every re-assembly). A padding slot has no equation;
+// it gets the identity (the product copies x, the diagonal is 1) because the shared Jacobi
+// preconditioner needs a positive diagonal. The hand-written loops this replaced kept r = 0 on
+// padding instead; the two coincide while x and b are 0 there (solve_level() sees to it).
+template <class T>
+class LevelOperator final : public linalg::LinearOperator<T> {
+ public:
+  // parallel: OpenMP over the vertices (level 0); the coarsest level (< 512 vertices) runs serially.
+  LevelOperator(const LevelView<T>& L, bool parallel, std::string name)
+      : L_(L), parallel_(parallel), name_(std::move(name)) {}
+  linalg::Index rows() const override { return linalg::Index(L_.n) * 3; }
+  linalg::Location location() const override { return linalg::Location::Host; }
+  void apply(const T* x, T* y, linalg::StreamHandle) const override {
+    const Strided<T> xs = aos(const_cast<T*>(x), 3), ys = aos(y, 3);
+    const int64_t n = L_.n;
+#pragma omp parallel for schedule(static) if (parallel_)
+    for (int64_t v = 0; v < n; ++v) {
+      stencil_apply_vertex(v, L_, xs, ys);
+      if (L_.nbr(v, kCentre) < 0)
+        for (int d = 0; d < 3; ++d) ys(v, d) = xs(v, d);
+    }
+  }
+  void diagonal(T* out, linalg::StreamHandle) const override {
+    for (int64_t v = 0; v < L_.n; ++v)
+      for (int d = 0; d < 3; ++d) out[3 * v + d] = L_.nbr(v, kCentre) < 0 ? T(1) : L_.A(v, kCentre * kBlock + 4 * d);
+  }
+  std::string name() const override { return name_; }
+
+ private:
+  LevelView<T> L_;  // pointers into the simulation's arrays, which keep their storage
+  bool parallel_;
+  std::string name_;
+};
 
 template <class T>
 class HexmgCpu final : public HexmgSimulation {
@@ -77,10 +120,9 @@ class HexmgCpu final : public HexmgSimulation {
     fv_.cmask = m_.cmask.data();
     fv_.ncurves = m_.ncurves;
     fv_.factor = factor_.data();
-    const size_t nc = size_t(m_.levels.back().n_padded) * 3;
-    cg_p_.assign(nc, T(0));
-    cg_q_.assign(nc, T(0));
-    cg_r_.assign(nc, T(0));
+    const int last = nl - 1;
+    coarse_.op = std::make_unique<LevelOperator<T>>(views_[last], false, "hexmg coarsest level " + std::to_string(last));
+    level0_.op = std::make_unique<LevelOperator<T>>(views_[0], true, "hexmg level 0");
   }
 
   void advance(int steps) override {
@@ -384,111 +426,89 @@ class HexmgCpu final : public HexmgSimulation {
     for (int64_t x = 0; x < n; ++x) interpolate_correct_vertex(x, F, C);
   }
 
+  // The shared Jacobi-PCG (solvers/linalg/cg.h) on one level, with its operator, solver and the
+  // scratch of the correction form. The solver is made at the first solve (the matrix is assembled
+  // by then; the Jacobi preconditioner refuses the zero diagonal of an empty level) and again only
+  // when the iteration limit or tolerance change (jacobi_pcg()'s arguments; a run keeps them);
+  // otherwise its preconditioner is refreshed before every solve, because the level's matrix
+  // changes every step (co-rotation, set_array). A diagonal entry that is not positive and finite
+  // is an InputError naming the row when the solver is made and a NonFinite solve (no iteration,
+  // u untouched) after a refresh (CgSolver's contract); the matrices are SPD unless the state is
+  // not finite, and then the step is not solved (advance()).
+  struct LevelCg {
+    std::unique_ptr<LevelOperator<T>> op;
+    std::unique_ptr<linalg::CgSolver<T>> solver;
+    int max_iterations = -1;
+    double tolerance = -1;
+    std::function<bool(int, double)> observer;  // CgOptions::on_iteration of the current solve
+    std::vector<T> rhs, dx;
+  };
+
+  // Jacobi-PCG on level l from its current u (updated in place) to |r_k| <= tolerance |r_0|, as
+  // the hand-written loops did. The shared solver stops at |r_k| <= tolerance |b| and iterates on
+  // the padding slots too (identity rows). Both rules coincide when u = 0 everywhere and b = 0 on
+  // the padding: then r_0 = b - A 0 = b exactly, so the solver runs on (b, u) in place, which is
+  // the old iteration operation for operation (bit for bit on one thread; with more threads the
+  // reductions split differently). That holds at every call of a time step: restrict_vertex sets
+  // a coarse level's u = 0 and its padding b = 0, assemble_vertex sets level 0's u = 0 and nothing
+  // writes level 0's padding b, and Fig. 11 (dick2011.cpp) calls restart_solve() first. It does
+  // not hold for a one-level model's coarse solve in a second V-cycle (u is the first cycle's
+  // solution), for jacobi_pcg() from a nonzero increment, or after set_array: then this solves
+  // for the correction, A d = r_0 with r_0 = b - A u (0 on padding) from d = 0, and adds d to u:
+  // the same stopping rule and mathematically the same iterates.
+  linalg::CgResult solve_level(LevelCg& c, int l, int max_iterations, double tolerance,
+                               std::function<bool(int, double)> observer = {}) {
+    if (!c.solver || c.max_iterations != max_iterations || c.tolerance != tolerance) {
+      linalg::CgOptions o;
+      o.preconditioner = linalg::Preconditioner::Jacobi;
+      o.max_iterations = max_iterations;
+      o.tolerance = tolerance;
+      o.on_iteration = [&c](int k, double r) { return !c.observer || c.observer(k, r); };
+      c.solver.reset();
+      c.solver = std::make_unique<linalg::CgSolver<T>>(*c.op, o);
+      c.max_iterations = max_iterations;
+      c.tolerance = tolerance;
+    } else {
+      c.solver->refresh_preconditioner();
+    }
+    c.observer = std::move(observer);
+    Store& s = store_[l];
+    const int32_t* nbr = m_.levels[l].nbr[0].data();
+    const size_t n = s.u.size();
+    bool in_place = true;
+    for (size_t i = 0; i < n && in_place; ++i) in_place = s.u[i] == T(0) && (nbr[27 * (i / 3) + kCentre] >= 0 || s.b[i] == T(0));
+    if (in_place) return c.solver->solve(s.b.data(), s.u.data());
+    c.rhs.resize(n);
+    c.dx.assign(n, T(0));
+    c.op->apply(s.u.data(), c.rhs.data(), nullptr);
+    for (size_t i = 0; i < n; ++i) c.rhs[i] = nbr[27 * (i / 3) + kCentre] < 0 ? T(0) : s.b[i] - c.rhs[i];
+    const linalg::CgResult r = c.solver->solve(c.rhs.data(), c.dx.data());
+    for (size_t i = 0; i < n; ++i) s.u[i] += c.dx[i];  // dx = 0 on padding
+    return r;
+  }
+
   // Conjugate gradients on the coarsest level (Sec. 4.2.7), serial: it has < 512 vertices. With a
   // Jacobi (diagonal) preconditioner: coarse cells that cover only a few fine elements give
   // basis functions with tiny diagonal entries, and the unscaled system is so ill-conditioned
   // that plain CG neither converges in hundreds of iterations nor gives reproducible iterates
   // (CPU and GPU rounding then differ at 1e-4 after 20 bunny steps, even in fp64).
   void coarse_cg(int l) {
-    const LevelView<T>& L = views_[l];
-    const int64_t n = L.n;
-    Strided<T> r = aos(cg_r_.data(), 3), p = aos(cg_p_.data(), 3), q = aos(cg_q_.data(), 3);
-    double rr = 0, rz = 0;
-    for (int64_t x = 0; x < n; ++x) {
-      stencil_apply_vertex(x, L, L.u, q);
-      for (int d = 0; d < 3; ++d) {
-        const T rv = (L.nbr(x, kCentre) < 0) ? T(0) : L.b(x, d) - q(x, d);
-        const T zv = rv * jacobi_inverse(x, d, L);
-        r(x, d) = rv;
-        p(x, d) = zv;
-        rr += double(rv) * rv;
-        rz += double(rv) * zv;
-      }
-    }
-    const double stop = m_.solver.coarse_tolerance * m_.solver.coarse_tolerance * rr;
-    int it = 0;
-    while (it < m_.solver.coarse_max_iterations && rr > stop && rz > 0) {
-      double pq = 0;
-      for (int64_t x = 0; x < n; ++x) {
-        stencil_apply_vertex(x, L, p, q);
-        for (int d = 0; d < 3; ++d) pq += double(p(x, d)) * q(x, d);
-      }
-      if (!(pq > 0)) break;  // converged to round-off (or lost positivity): stop
-      const T a = T(rz / pq);
-      double rr_new = 0, rz_new = 0;
-      for (int64_t x = 0; x < n; ++x)
-        for (int d = 0; d < 3; ++d) {
-          L.u(x, d) += a * p(x, d);
-          r(x, d) -= a * q(x, d);
-          rr_new += double(r(x, d)) * r(x, d);
-          rz_new += double(r(x, d)) * (r(x, d) * jacobi_inverse(x, d, L));
-        }
-      const T beta = T(rz_new / rz);
-      for (int64_t x = 0; x < n; ++x)
-        for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) * jacobi_inverse(x, d, L) + beta * p(x, d);
-      rr = rr_new;
-      rz = rz_new;
-      ++it;
-    }
-    coarse_iter_sum_ += it;
+    const linalg::CgResult r = solve_level(coarse_, l, m_.solver.coarse_max_iterations, m_.solver.coarse_tolerance);
+    coarse_iter_sum_ += r.iterations;
     ++coarse_solves_;
   }
 
-  // Jacobi (scalar diagonal) preconditioned CG on the simulation level from the current u.
+  // Jacobi (scalar diagonal) preconditioned CG on the simulation level from the current u, with
+  // the time since the call began and |r| after the start and after each iteration; stops after
+  // the first entry at or past max_seconds.
   ConvergenceTrace pcg_level0(int iterations, double rel_tolerance, double max_seconds = 1e30) {
     ConvergenceTrace tr;
     Stopwatch clock;
-    const LevelView<T>& L = views_[0];
-    const int64_t n = L.n;
-    std::vector<T> rb(size_t(n) * 3), pb(size_t(n) * 3), qb(size_t(n) * 3), zb(size_t(n) * 3);
-    Strided<T> r = aos(rb.data(), 3), p = aos(pb.data(), 3), q = aos(qb.data(), 3), z = aos(zb.data(), 3);
-    double rz = 0, rr = 0;
-#pragma omp parallel for schedule(static) reduction(+ : rz, rr)
-    for (int64_t x = 0; x < n; ++x) {
-      stencil_apply_vertex(x, L, L.u, q);
-      const bool pad = L.nbr(x, kCentre) < 0;
-      for (int d = 0; d < 3; ++d) {
-        const T rv = pad ? T(0) : L.b(x, d) - q(x, d);
-        r(x, d) = rv;
-        z(x, d) = rv * jacobi_inverse(x, d, L);
-        p(x, d) = z(x, d);
-        rz += double(rv) * z(x, d);
-        rr += double(rv) * rv;
-      }
-    }
-    const double r0 = std::sqrt(rr);
-    tr.seconds.push_back(clock.elapsed_ms() / 1000.0);
-    tr.residual.push_back(r0);
-    for (int it = 0; it < iterations && std::sqrt(rr) > rel_tolerance * r0 && rr > 0 && tr.seconds.back() < max_seconds; ++it) {
-      double pq = 0;
-#pragma omp parallel for schedule(static) reduction(+ : pq)
-      for (int64_t x = 0; x < n; ++x) {
-        stencil_apply_vertex(x, L, p, q);
-        for (int d = 0; d < 3; ++d) pq += double(p(x, d)) * q(x, d);
-      }
-      if (!(pq > 0)) break;
-      const T a = T(rz / pq);
-      double rz_new = 0, rr_new = 0;
-#pragma omp parallel for schedule(static) reduction(+ : rz_new, rr_new)
-      for (int64_t x = 0; x < n; ++x) {
-        if (L.nbr(x, kCentre) < 0) continue;
-        for (int d = 0; d < 3; ++d) {
-          L.u(x, d) += a * p(x, d);
-          r(x, d) -= a * q(x, d);
-          z(x, d) = r(x, d) * jacobi_inverse(x, d, L);
-          rz_new += double(r(x, d)) * z(x, d);
-          rr_new += double(r(x, d)) * r(x, d);
-        }
-      }
-      const T beta = T(rz_new / rz);
-#pragma omp parallel for schedule(static)
-      for (int64_t x = 0; x < n; ++x)
-        for (int d = 0; d < 3; ++d) p(x, d) = z(x, d) + beta * p(x, d);
-      rz = rz_new;
-      rr = rr_new;
+    solve_level(level0_, 0, iterations, rel_tolerance, [&](int, double residual) {
       tr.seconds.push_back(clock.elapsed_ms() / 1000.0);
-      tr.residual.push_back(std::sqrt(rr));
-    }
+      tr.residual.push_back(residual);
+      return tr.seconds.back() < max_seconds;
+    });
     return tr;
   }
 
@@ -498,7 +518,7 @@ class HexmgCpu final : public HexmgSimulation {
   std::vector<LevelView<T>> views_;
   std::vector<T> youngs_, R_, mass_, u0_, v0_, a0_, force_, presc_, factor_;
   FineView<T> fv_;
-  std::vector<T> cg_p_, cg_q_, cg_r_;
+  LevelCg coarse_, level0_;  // coarse_cg and pcg_level0 (both on level 0 for a one-level model)
   int64_t coarse_iter_sum_ = 0, coarse_solves_ = 0;
   bool step_open_ = false;  // begin_step() done, end_step() not yet: u = u0 + du
 };

@@ -102,11 +102,15 @@ void validate_hexmg_options(const HexmgOptions& o) {
 }
 
 const std::vector<HexmgVariant>& hexmg_variants() {
+  // profile and gs_thread_per_vertex steer the CUDA multigrid kernels, so jacobi-pcg (CPU only, no
+  // multigrid) takes neither, nor the cycle and smoothing counts.
   static const std::vector<HexmgVariant> variants = {
-      {"vcycle", "the paper's: hexmg.cycles V-cycles per step", false, false, true},
-      {"tolerance", "V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true, false, true},
+      {"vcycle", "the paper's: hexmg.cycles V-cycles per step", false, false, true,
+       {"cycles", "pre_smooth", "post_smooth", "corotated", "profile", "gs_thread_per_vertex"}},
+      {"tolerance", "V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true, false, true,
+       {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated", "profile", "gs_thread_per_vertex"}},
       {"jacobi-pcg", "Jacobi-preconditioned CG to hexmg.tolerance instead of multigrid (Fig. 11's comparison; CPU only)",
-       false, true, false},
+       false, true, false, {"tolerance", "max_iterations", "corotated"}},
   };
   return variants;
 }

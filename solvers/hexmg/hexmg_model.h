@@ -63,6 +63,9 @@ struct HexmgVariant {
   std::string name, summary;
   bool tolerance_mode, jacobi_pcg;
   bool cuda;  // has a CUDA implementation
+  // The keys of the [hexmg] section that apply to the variant (VariantInfo::keys): the registry
+  // refuses the others, naming the key (hexmg.cycles with jacobi-pcg, say).
+  std::vector<std::string> keys;
 };
 const std::vector<HexmgVariant>& hexmg_variants();  // the first is the default
 

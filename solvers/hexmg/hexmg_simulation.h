@@ -125,7 +125,10 @@ class HexmgSimulation : public Simulation {
   virtual double system_residual() = 0;
   virtual void end_step() = 0;
   // Jacobi-preconditioned CG on the assembled level-0 system from the current increment, at most
-  // `iterations` iterations or `max_seconds`, recording |r| after each (CPU only; Fig. 11).
+  // `iterations` iterations or `max_seconds`, recording |r| after each (CPU only; Fig. 11). The
+  // trace has one entry for the start and one per iteration (seconds since the call began); the
+  // solve stops after the first entry at or past max_seconds. The CPU backend runs the shared
+  // solver of solvers/linalg/cg.h (CgOptions::on_iteration records the trace and stops it).
   virtual ConvergenceTrace jacobi_pcg(int iterations, double rel_tolerance, double max_seconds = 1e30);
   // Level-0 system as (row, col, value) in slot-component numbering 3 slot + d, its right-hand
   // side and current solution; the unknown is the step's increment du = u - u_old.

@@ -9,7 +9,7 @@ void register_method_hexmg(MethodRegistry& r) {
   info.summary =
       "Dick, Georgii & Westermann 2011: co-rotated trilinear hexahedra, Newmark, matrix-free geometric multigrid "
       "(8-colour Gauss-Seidel V-cycles, Galerkin coarse grids)";
-  for (const auto& v : hexmg::hexmg_variants()) info.variants.push_back({v.name, v.summary, {}});
+  for (const auto& v : hexmg::hexmg_variants()) info.variants.push_back({v.name, v.summary, v.keys});
   info.options = option_schema<hexmg::HexmgOptions>(hexmg::validate_hexmg_options);
   info.features = {"material.overrides"};  // Young's modulus and density per element
   r.add_method(info);

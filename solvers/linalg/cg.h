@@ -2,6 +2,7 @@
 // Conjugate gradients and Jacobi-preconditioned CG against LinearOperator, on the host or the
 // device (wherever the operator lives). The iteration itself is described once, in
 // cg_algorithm.h; the host engine (cg_cpu.cpp) and the CUDA engine (cg_cuda.cu) both run it.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,9 +24,23 @@ struct CgOptions {
   // product, so the waste is at most check_every - 1 products per solve (cg_algorithm.h says why).
   int check_every = 8;
   bool use_graph = true;
+  // Device only: the stream the solver enqueues on (a cudaStream_t); null: a stream of its own.
+  // A method whose other kernels run on one stream passes it, so that a solve is ordered with them
+  // without events and can be captured with them in one CUDA graph (enqueue()).
+  StreamHandle stream = nullptr;
+  // Host only: called with (k, ||r_k||) for every entry of CgResult::residuals as it is recorded,
+  // k = 0 after the start and k = 1, 2, ... after each iteration, whatever the status (so the
+  // calls match the residual history one to one: per-iteration timestamps). Returning false stops
+  // a solve that is still running, with status Stopped; x then holds iterate k (a wall-clock cutoff).
+  // Its return is ignored once the solve has stopped for another reason. Empty: no calls. The
+  // device engine runs check_every iterations between two host reads, so it has no per-iteration
+  // host moment: a CgSolver (or cg_solve_from_host) on a device operator refuses a non-empty one
+  // (InputError).
+  std::function<bool(int iteration, double residual)> on_iteration;
 };
 
-enum class CgStatus { Running = 0, Converged = 1, IterationLimit = 2, Breakdown = 3, NonFinite = 4 };
+// Stopped: CgOptions::on_iteration returned false (host engine only).
+enum class CgStatus { Running = 0, Converged = 1, IterationLimit = 2, Breakdown = 3, NonFinite = 4, Stopped = 5 };
 std::string to_string(CgStatus s);
 
 struct CgResult {
@@ -50,11 +65,27 @@ class CgSolver {
   // b and x where the operator lives; x holds the initial guess and receives the solution. Returns
   // when the solution is in x (device: synchronized).
   CgResult solve(const T* b, T* x);
+  // Re-reads the operator's diagonal into the Jacobi preconditioner, for an operator whose values
+  // changed since the solver was made (a matrix refreshed every time step). Device: enqueued on the
+  // solver's stream, capturable. A diagonal entry that is not positive and finite makes the
+  // preconditioner NaN there, so that the next solve ends with status NonFinite (construction
+  // instead throws InputError naming the row: there the matrix is the caller's input).
+  void refresh_preconditioner();
+  // Enqueues one whole solve, the start and max_iterations iterations, without any host
+  // synchronization (device: asynchronous and capturable into the caller's CUDA graph; host: runs
+  // it). Steps after a stop (tolerance met, breakdown) are no-ops except the operator product, so
+  // the result equals solve()'s; only the waste differs. last_result() reads the outcome.
+  void enqueue(const T* b, T* x);
+  // The outcome of the last solve() or enqueue() (device: waits for it).
+  CgResult last_result();
 
   class Engine {
    public:
     virtual ~Engine() = default;
     virtual CgResult solve(const T* b, T* x) = 0;
+    virtual void refresh_preconditioner() = 0;
+    virtual void enqueue(const T* b, T* x) = 0;
+    virtual CgResult last_result() = 0;
   };
 
  private:

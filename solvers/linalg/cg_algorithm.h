@@ -53,7 +53,8 @@ namespace cg_detail {
 // CgStatus as the int stored in CgScalars (device code compares plain ints).
 constexpr int kRunning = int(CgStatus::Running), kConverged = int(CgStatus::Converged),
               kIterationLimit = int(CgStatus::IterationLimit), kBreakdown = int(CgStatus::Breakdown),
-              kNonFinite = int(CgStatus::NonFinite);
+              kNonFinite = int(CgStatus::NonFinite),
+              kStopped = int(CgStatus::Stopped);  // host engine only (CgOptions::on_iteration)
 EB_HD bool finite(double v) {
 #if defined(__CUDA_ARCH__)
   return isfinite(v);
@@ -121,6 +122,14 @@ EB_HD void cg_finish_update(CgScalars& s, double rz, double rr, double* history)
 template <class T>
 EB_HD T cg_precondition(const T* dinv, Offset i, T r) {
   return dinv ? dinv[i] * r : r;
+}
+
+// One entry of the refreshed Jacobi preconditioner (CgSolver::refresh_preconditioner): 1 / d, or
+// NaN where d is not positive and finite, so that the solve reports NonFinite instead of
+// iterating with a preconditioner that is not positive definite.
+template <class T>
+EB_HD T jacobi_inverse_entry(T d) {
+  return d > T(0) && cg_detail::finite(double(d)) ? T(1) / d : T(NAN);
 }
 
 // Start pass, entry i (q = A x already computed).

@@ -16,6 +16,7 @@ std::string to_string(CgStatus s) {
     case CgStatus::IterationLimit: return "iteration limit";
     case CgStatus::Breakdown: return "breakdown (operator or preconditioner not positive definite)";
     case CgStatus::NonFinite: return "non-finite values";
+    case CgStatus::Stopped: return "stopped by the caller (on_iteration)";
   }
   return "unknown";
 }
@@ -58,6 +59,16 @@ class HostCgEngine final : public CgSolver<T>::Engine {
     while (s_.status == cg_detail::kRunning) cg_iteration_steps(*this);
     return cg_result(s_, history_.data());
   }
+  void refresh_preconditioner() override {
+    if (dinv_.empty()) return;
+    A_.diagonal(dinv_.data());
+#pragma omp parallel for schedule(static) if (n_ >= kParallelMin)
+    for (Offset i = 0; i < n_; ++i) dinv_[size_t(i)] = jacobi_inverse_entry(dinv_[size_t(i)]);
+  }
+  // The host runs a solve to its end at once; it stops early, which enqueue()'s contract allows
+  // (the device's extra steps after the stop are no-ops).
+  void enqueue(const T* b, T* x) override { solve(b, x); }
+  CgResult last_result() override { return cg_result(s_, history_.data()); }
 
   // ---- the steps (cg_algorithm.h) ----
   void apply_to_x() { A_.apply(x_, q_.data()); }
@@ -68,6 +79,7 @@ class HostCgEngine final : public CgSolver<T>::Engine {
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr, bb) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) cg_start_entry(i, b_, q_.data(), dinv, r_.data(), p_.data(), rz, rr, bb);
     cg_start(s_, rz, rr, bb, o_.tolerance, o_.max_iterations, history_.data());
+    report();
   }
   void reduce_alpha() {
     if (s_.status != cg_detail::kRunning) return;
@@ -84,6 +96,7 @@ class HostCgEngine final : public CgSolver<T>::Engine {
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) cg_update_entry(i, alpha, p_.data(), q_.data(), dinv, x_, r_.data(), rz, rr);
     cg_finish_update(s_, rz, rr, history_.data());
+    report();
   }
   void update_direction() {
     if (s_.status != cg_detail::kRunning) return;
@@ -94,6 +107,13 @@ class HostCgEngine final : public CgSolver<T>::Engine {
   }
 
  private:
+  // CgOptions::on_iteration for the residual just recorded; false stops a running solve.
+  void report() {
+    if (!o_.on_iteration) return;
+    const bool go_on = o_.on_iteration(s_.iteration, history_[size_t(s_.iteration)]);
+    if (!go_on && s_.status == cg_detail::kRunning) s_.status = cg_detail::kStopped;
+  }
+
   const LinearOperator<T>& A_;
   CgOptions o_;
   Index n_;
@@ -119,6 +139,9 @@ CgSolver<T>::CgSolver(const LinearOperator<T>& A, const CgOptions& o) {
   if (!(o.tolerance >= 0) || !std::isfinite(o.tolerance))
     throw InputError("CG: tolerance must be finite and >= 0, got " + std::to_string(o.tolerance));
   if (o.check_every < 1) throw InputError("CG: check_every must be >= 1, got " + std::to_string(o.check_every));
+  if (o.on_iteration && A.location() == Location::Device)
+    throw InputError("CG on '" + A.name() + "': CgOptions::on_iteration is host-only (the device engine reads its " +
+                     "scalars every check_every iterations, not after each)");
   engine_ = A.location() == Location::Device ? detail::make_device_cg_engine(A, o) : detail::make_host_cg_engine(A, o);
 }
 
@@ -128,6 +151,21 @@ CgSolver<T>::~CgSolver() = default;
 template <class T>
 CgResult CgSolver<T>::solve(const T* b, T* x) {
   return engine_->solve(b, x);
+}
+
+template <class T>
+void CgSolver<T>::refresh_preconditioner() {
+  engine_->refresh_preconditioner();
+}
+
+template <class T>
+void CgSolver<T>::enqueue(const T* b, T* x) {
+  engine_->enqueue(b, x);
+}
+
+template <class T>
+CgResult CgSolver<T>::last_result() {
+  return engine_->last_result();
 }
 
 template <class T>

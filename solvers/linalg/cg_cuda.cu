@@ -101,13 +101,22 @@ __global__ void __launch_bounds__(kThreads) k_direction(Offset n, const T* r, co
   const T beta = T(s->beta);
   EB_GRID_LOOP(i, n) cg_direction_entry(i, beta, r, dinv, p);
 }
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_jacobi_inverse(Offset n, const T* d, T* dinv) {
+  EB_GRID_LOOP(i, n) dinv[i] = jacobi_inverse_entry(d[i]);
+}
 #undef EB_GRID_LOOP
 
 template <class T>
 class DeviceCgEngine final : public CgSolver<T>::Engine {
  public:
   DeviceCgEngine(const LinearOperator<T>& A, const CgOptions& o) : A_(A), o_(o), n_(A.rows()) {
-    EB_CUDA_CHECK(cudaStreamCreate(&stream_));
+    if (o.stream)
+      stream_ = cuda_stream(o.stream);
+    else
+      EB_CUDA_CHECK(cudaStreamCreate(&stream_));
+    own_stream_ = !o.stream;
     try {
       allocate();
     } catch (...) {
@@ -128,6 +137,33 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
       read_scalars();
     }
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x, x_.data(), bytes, cudaMemcpyDeviceToDevice, stream_));
+    std::vector<double> history(size_t(host_->iteration) + 1);
+    EB_CUDA_CHECK(cudaMemcpyAsync(history.data(), history_.data(), history.size() * sizeof(double),
+                                  cudaMemcpyDeviceToHost, stream_));
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return cg_result(*host_, history.data());
+  }
+
+  void refresh_preconditioner() override {
+    if (!dinv_.size()) return;
+    A_.diagonal(diag_.data(), stream_);
+    k_jacobi_inverse<T><<<grid_, kThreads, 0, stream_>>>(n_, diag_.data(), dinv_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+
+  // The whole solve as plain kernel launches (no graph of its own, no host read), so that a caller
+  // capturing its stream records it inside its own graph.
+  void enqueue(const T* b, T* x) override {
+    b_ = b;
+    const size_t bytes = size_t(n_) * sizeof(T);
+    if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x, bytes, cudaMemcpyDeviceToDevice, stream_));
+    cg_start_steps(*this);
+    for (int k = 0; k < o_.max_iterations; ++k) cg_iteration_steps(*this);
+    if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x, x_.data(), bytes, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  CgResult last_result() override {
+    read_scalars();
     std::vector<double> history(size_t(host_->iteration) + 1);
     EB_CUDA_CHECK(cudaMemcpyAsync(history.data(), history_.data(), history.size() * sizeof(double),
                                   cudaMemcpyDeviceToHost, stream_));
@@ -167,10 +203,10 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     p_.resize(n, "CG p");
     q_.resize(n, "CG q");
     if (o_.preconditioner == Preconditioner::Jacobi && n > 0) {
-      cuda::DeviceBuffer<T> d(n, "CG diagonal");
-      A_.diagonal(d.data(), stream_);
+      diag_.resize(n, "CG diagonal");
+      A_.diagonal(diag_.data(), stream_);
       EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      dinv_.upload(jacobi_inverse(d.to_host(), A_.name()));
+      dinv_.upload(jacobi_inverse(diag_.to_host(), A_.name()));
     }
     int device = 0, sms = 1;
     EB_CUDA_CHECK(cudaGetDevice(&device));
@@ -190,7 +226,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   void release() noexcept {
     if (graph_) cudaGraphExecDestroy(graph_);
     if (host_) cudaFreeHost(host_);
-    if (stream_) cudaStreamDestroy(stream_);
+    if (stream_ && own_stream_) cudaStreamDestroy(stream_);
     graph_ = nullptr;
     host_ = nullptr;
     stream_ = nullptr;
@@ -215,28 +251,19 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   // The chunk's iterations as one graph; all pointers are the engine's own (x is copied in and
   // out), so the graph serves every later solve.
   void capture() {
-    EB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    cudaGraph_t graph = nullptr;
-    try {
+    graph_ = cuda::capture_graph(stream_, [&] {
       for (int k = 0; k < chunk_; ++k) cg_iteration_steps(*this);
-    } catch (...) {
-      cudaStreamEndCapture(stream_, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      throw;
-    }
-    EB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    const cudaError_t err = cudaGraphInstantiate(&graph_, graph, 0);
-    cudaGraphDestroy(graph);
-    EB_CUDA_CHECK(err);
+    });
   }
 
   const LinearOperator<T>& A_;
   CgOptions o_;
   Index n_;
   cudaStream_t stream_ = nullptr;
+  bool own_stream_ = true;
   cudaGraphExec_t graph_ = nullptr;
   CgScalars* host_ = nullptr;  // pinned
-  cuda::DeviceBuffer<T> x_, r_, p_, q_, dinv_;
+  cuda::DeviceBuffer<T> x_, r_, p_, q_, diag_, dinv_;
   cuda::DeviceBuffer<double> partials_, history_;
   cuda::DeviceBuffer<unsigned> ticket_;
   cuda::DeviceBuffer<CgScalars> scalars_;

@@ -1,0 +1,104 @@
+#pragma once
+// Assembly of a global 3x3-block (BCSR) matrix and a global vector from per-element matrices and
+// vectors whose pattern never changes, so that each time step only refreshes values:
+//   - gather (Verschoor & Jalba 2012 Sec. 5.4; Cecka, Lew & Darve 2011's assembly by non-zero):
+//     every matrix entry sums, from the array of local element matrices, the entries listed for
+//     it; no two threads write one value, so no atomics and a fixed summation order;
+//   - scatter: every element adds its entries into the matrix (atomic adds where elements run in
+//     parallel), the comparison Verschoor argues against.
+// The plan (pattern, the lists, the positions) is built once on the host from the connectivity;
+// the CPU functions here are the reference of the device kernels that use the same plan.
+//
+// Element storage: element e's local matrix is L x L with L = 3 * nodes_per_element, row r =
+// 3 a + i (node a, component i), stored element-major at local[e * L * L + r * L + c]; its
+// vector at vec[e * L + r]. Dirichlet constraints: an entry whose row or column component is
+// constrained is 0, except the diagonal entry of a constrained component, which keeps its sum
+// (positive for an SPD element sum), so that the constrained unknowns decouple (their right-hand
+// side is set to 0 by gather_vector, or to what the caller wants).
+#include <cstdint>
+#include <vector>
+
+#include "solvers/linalg/bcsr_slices.h"
+#include "solvers/linalg/sparse_formats.h"
+
+namespace eb::linalg {
+
+struct BlockGatherPlan {
+  Index nodes = 0;
+  int64_t elements = 0;
+  int nodes_per_element = 0;
+  // The block pattern (BCSR: block rows = nodes, a block where two nodes share an element; the
+  // diagonal block always), columns sorted within a row.
+  std::vector<Offset> row_ptr;
+  std::vector<Index> col;
+  std::vector<Offset> diag_block;  // per node: the block index of its diagonal block
+  // Per block: the element blocks adding to it, element-block id e * npe^2 + a * npe + b (element
+  // e's block of local nodes a, b), in increasing id order.
+  std::vector<Offset> contrib_ptr;
+  std::vector<int64_t> contrib;
+  // Per block: bit 3 i + j set when component (i, j) is kept (not zeroed by a constraint).
+  std::vector<uint16_t> keep;
+  // Per element: the block index of each of its npe^2 element blocks (scatter).
+  std::vector<Offset> element_block;
+  // Per node: the element slots e * npe + a whose vector entries add to it (vector gather), and
+  // the constrained components (bit i), as given.
+  std::vector<Offset> node_ptr;
+  std::vector<int64_t> node_slot;
+  std::vector<uint8_t> constrained;
+
+  Offset blocks() const { return Offset(col.size()); }
+  int local_size() const { return 3 * nodes_per_element; }
+};
+
+// connectivity: npe node ids per element; constrained: per node, bit i for component i (empty:
+// none). Throws InputError for a node id outside [0, nodes).
+BlockGatherPlan make_block_gather_plan(Index nodes, int nodes_per_element, const std::vector<int32_t>& connectivity,
+                                       const std::vector<uint8_t>& constrained);
+
+// The pattern as a BCSR matrix with zero values.
+template <class T>
+BcsrMatrix<T> pattern_matrix(const BlockGatherPlan& plan);
+
+// m.val from the local matrices by gathering (plan order, OpenMP over blocks).
+template <class T>
+void gather_matrix(const BlockGatherPlan& plan, const T* local, BcsrMatrix<T>& m);
+// m.val zeroed, then every element's entries added (OpenMP over elements, atomic adds).
+template <class T>
+void scatter_matrix(const BlockGatherPlan& plan, const T* local, BcsrMatrix<T>& m);
+// y[3 n + i] = sum of the element vectors' entries of node n (0 for constrained components).
+template <class T>
+void gather_vector(const BlockGatherPlan& plan, const T* element_vectors, T* y);
+// d[3 n + i] = diagonal entry of m (m in the plan's pattern).
+template <class T>
+void block_diagonal(const BlockGatherPlan& plan, const BcsrMatrix<T>& m, T* d);
+
+// The device form of the gather in the sliced BCSR layout (bcsr_slices.h) of the plan's pattern:
+// for every step of every slice (32 lanes, one block each), `substeps` rounds; in round s, lane l
+// and component c read local[idx[(sub_ptr[step] + s) * 288 + c * 32 + l]] (-1: nothing) and the
+// sums land in val[step * 288 + c * 32 + l]. The indices address local matrices stored
+// entry-major, local[q * elements + e] (q = r * L + c), which is how one thread per element
+// writes them coalesced. The padding of a step to its longest list is the cost of contiguous,
+// coalesced index loads and value stores (Fig. 2d).
+struct SlicedGatherIndex {
+  std::vector<Offset> sub_ptr;  // steps + 1
+  std::vector<int32_t> idx;     // sub_ptr.back() * 288
+  std::vector<Offset> block_position;  // per plan block: step * 32 + lane in the sliced layout
+  std::vector<Offset> diag_position;   // per scalar row 3 n + i: its diagonal entry's offset in val
+  Offset padded_entries() const;       // index entries that are -1
+};
+template <class T>
+SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& plan, const SlicedBcsr<T>& layout);
+
+// The sliced layout (zero values) of the plan's pattern with each row's blocks reordered for the
+// gather: the diagonal block first, then by decreasing number of contributions. A step of a slice
+// then holds blocks with similar list lengths (all diagonals, with ~24 contributions each in a
+// 6-tet lattice, share step 0 instead of padding the off-diagonal blocks' 2-6 to 24), which cuts
+// the index padding; the SpMV does not depend on the order of a row's blocks.
+template <class T>
+SlicedBcsr<T> make_gather_layout(const BlockGatherPlan& plan, int sort_window = 8);
+
+// Reference of the device gather: the sliced layout's val from entry-major local matrices.
+template <class T>
+void gather_sliced(const SlicedGatherIndex& g, const T* local_entry_major, SlicedBcsr<T>& s);
+
+}  // namespace eb::linalg
