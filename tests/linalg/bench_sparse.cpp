@@ -2,11 +2,29 @@
 // from ~0.1M to ~12M DOFs, on the CPU (OpenMP) and, in CUDA builds, on the device; Eigen's sparse
 // product (CPU) and cuSPARSE CSR/BSR SpMV (device, generic API) on the same matrices.
 //
-// Matrices: the voxel-tetrahedralized cantilever, n x n/4 x n/4 cubes of 6 tets (meshes/box.h)
-// clamped at x = 0: n = 80, 160, 240, 400 -> 107K, 812K, 2.69M, 12.3M DOFs (EB_BENCH_SPARSE_SIZES
-// = a comma-separated list of n to choose; the 12.3M matrix needs ~30 GB of host memory), plus
-// Armadillo13K (39,690 DOFs) when the data folder is there. Names: spmv/<backend>/<format>/<fp>/<matrix>,
-// pcg_iteration/..., eigen/..., cusparse_csr|bsr/...; select with --benchmark_filter.
+// Matrices (linear tets, isotropic Hooke, the base clamped; DOFs as built):
+//   box<n>      the voxel-tetrahedralized cantilever, n x n/4 x n/4 cubes of 6 tets (meshes/box.h),
+//               clamped at x = 0, lattice order: box80 107,163, box160 811,923, box240 2,690,283,
+//               box400 12,271,803 DOFs (~30 GB of host memory)
+//   bunny<r>    bunny.off voxelized at r voxels along its longest axis (meshes/voxelize.h), 6 tets
+//               per voxel (voxel_to_tet), nodes in RCM order (meshes/reorder.h), clamped at its
+//               base (y): bunny53 104,145, bunny116 1,004,169, bunny256 10,378,275 DOFs (its
+//               build peaks at 13 GB of host memory, 80-90 s on 2 busy cores; a whole run ~25 GB)
+//   armadillo   Armadillo13K.msh in the file's order, 39,690 DOFs, base clamped along y
+//   armadillo_rcm, hand_rcm (hand_olivier.mesh, 61,623 DOFs, wrist clamped: low y),
+//   raptor19409_rcm (raptorTetra_19409.vtu, 17,970 DOFs, feet clamped: low y): RCM order
+// The real meshes and the bunny come from the data folder (linalg_test_util.h); without it they are
+// left out. EB_BENCH_SPARSE_MATRICES chooses (comma- or space-separated names; a bare number n means
+// box<n>; the older EB_BENCH_SPARSE_SIZES is read the same way); default: all of the above.
+// Benchmark names: spmv/<backend>/<format>/<fp>/<matrix>, pcg_iteration/..., eigen/...,
+// cusparse_csr|bsr/...; select with --benchmark_filter. Each matrix's build prints its sizes to
+// stderr.
+//
+// --eb_json_out=PATH: Google Benchmark's JSON of what the console shows, rewritten whole after
+// every benchmark (a temporary file renamed onto PATH): a process killed by a time limit leaves a
+// valid file with every benchmark that finished (--benchmark_out writes as it goes, and a killed
+// process leaves it truncated). A benchmark that throws (a mesh missing, device memory) is
+// reported as an error and the others run on.
 //
 // Counters (rates per second of the timed loop): GB (shown as GB/s) by compulsory bytes = the format's arrays
 // once (ELL/HYB padding included: it must be read), x read once, y written once (PCG: plus the 13
@@ -15,14 +33,24 @@
 // sliced GPU layout.
 // CPU benchmarks use wall time; device benchmarks CUDA events (manual time). Device rows also report
 // `triad_GBps` (STREAM triad of the same device, same precision, measured once) and `of_triad`.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include <Eigen/Sparse>
 
+#include "meshes/box.h"
 #include "meshes/errors.h"
+#include "meshes/mesh_io.h"
+#include "meshes/reorder.h"
+#include "meshes/voxelize.h"
 #include "solvers/common/build_info.h"
 #include "solvers/common/results.h"
 #include "solvers/linalg/cg.h"
@@ -42,24 +70,105 @@ SlotCache& prepared_cache() {
   return c;
 }
 
-AssembledMatrix<double> build_matrix(const std::string& name) {
-  if (name == "armadillo") {
-    const mesh::TetMesh m = test::load_data_mesh("Armadillo13K.msh");
-    if (m.elems.empty()) throw InputError("Armadillo13K.msh not found in the data folder");
-    return test::clamped_problem(m, name, 1).K;
-  }
-  const int n = std::stoi(name.substr(3));  // "box<n>"
-  return test::clamped_problem(test::box_cantilever(n, 6), name, 0).K;
+// The real meshes by matrix name: file, clamped axis, node order.
+struct DataMesh {
+  const char* name;
+  const char* file;
+  int axis;
+  bool rcm;
+};
+constexpr DataMesh kDataMeshes[] = {
+    {"armadillo", "Armadillo13K.msh", 1, false},
+    {"armadillo_rcm", "Armadillo13K.msh", 1, true},
+    {"hand_rcm", "hand_olivier.mesh", 1, true},
+    {"raptor19409_rcm", "raptorTetra_19409.vtu", 1, true},
+};
+constexpr const char* kBunnyFile = "bunny.off";
+const char* const kDefaultMatrices[] = {"box80",   "box160",    "box240",        "box400",   "bunny53",        "bunny116",
+                                        "bunny256", "armadillo", "armadillo_rcm", "hand_rcm", "raptor19409_rcm"};
+
+// n of "<prefix><n>", or 0.
+int size_suffix(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return 0;
+  const std::string digits = name.substr(prefix.size());
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoi(digits);
 }
 
+const DataMesh* data_mesh(const std::string& name) {
+  for (const DataMesh& d : kDataMeshes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+// The data file a matrix needs ("" for the cantilevers); InputError for an unknown name.
+std::string data_file(const std::string& name) {
+  if (size_suffix(name, "box") > 0) return "";
+  if (size_suffix(name, "bunny") > 0) return kBunnyFile;
+  if (const DataMesh* d = data_mesh(name)) return d->file;
+  std::string known;
+  for (const char* m : kDefaultMatrices) known += std::string(known.empty() ? "" : ", ") + m;
+  throw InputError("bench_sparse: unknown matrix '" + name + "' (box<n>, bunny<r>, or one of " + known + ")");
+}
+
+bool data_available(const std::string& file) {
+  return file.empty() || (!test::data_dir().empty() && std::filesystem::exists(test::data_dir() / file));
+}
+
+std::filesystem::path data_path(const std::string& file) {
+  if (!data_available(file)) throw InputError(file + " not found in the data folder");
+  return test::data_dir() / file;
+}
+
+AssembledMatrix<double> build_matrix(const std::string& name) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string file = data_file(name);
+  mesh::TetMesh m;
+  int axis = 1;
+  bool rcm = true;
+  if (const int n = size_suffix(name, "box"); n > 0) {
+    m = test::box_cantilever(n, 6);
+    axis = 0;
+    rcm = false;  // lattice order already
+  } else if (const DataMesh* d = data_mesh(name)) {
+    m = mesh::read_tet_mesh(data_path(file));
+    axis = d->axis;
+    rcm = d->rcm;
+  } else {  // bunny<r>
+    const mesh::TriSurface s = mesh::read_surface(data_path(file));
+    m = mesh::voxel_to_tet(mesh::voxelize_resolution(s, size_suffix(name, "bunny"), file), 6);
+  }
+  if (rcm) mesh::reorder_nodes(m, mesh::NodeOrdering::Rcm);
+  AssembledMatrix<double> K = test::clamped_problem(m, name, axis).K;
+  std::fprintf(stderr, "bench_sparse: matrix %s: %zu nodes, %zu tets, %d DOFs, %zu entries, %s order, built in %.1f s\n",
+               name.c_str(), m.nodes.size(), m.elems.size(), K.rows, K.nnz(), rcm ? "RCM" : "file/lattice",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return K;
+}
+
+// EB_BENCH_SPARSE_MATRICES (or EB_BENCH_SPARSE_SIZES): names separated by commas or spaces, a bare
+// number n meaning box<n>. Matrices whose data file is absent are left out, with a note.
 std::vector<std::string> matrix_names() {
+  std::vector<std::string> asked;
+  const char* e = std::getenv("EB_BENCH_SPARSE_MATRICES");
+  if (!e || !*e) e = std::getenv("EB_BENCH_SPARSE_SIZES");
+  if (e && *e) {
+    std::string list = e;
+    std::replace(list.begin(), list.end(), ',', ' ');
+    std::stringstream ss(list);
+    for (std::string item; ss >> item;)
+      asked.push_back(item.find_first_not_of("0123456789") == std::string::npos ? "box" + item : item);
+  } else {
+    asked.assign(std::begin(kDefaultMatrices), std::end(kDefaultMatrices));
+  }
   std::vector<std::string> names;
-  std::string sizes = "80,160,240,400";
-  if (const char* e = std::getenv("EB_BENCH_SPARSE_SIZES"); e && *e) sizes = e;
-  std::stringstream ss(sizes);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) names.push_back("box" + item);
-  if (!test::data_dir().empty()) names.push_back("armadillo");
+  for (const std::string& m : asked) {
+    const std::string file = data_file(m);
+    if (data_available(file))
+      names.push_back(m);
+    else
+      std::fprintf(stderr, "bench_sparse: %s left out: %s not in the data folder\n", m.c_str(), file.c_str());
+  }
   return names;
 }
 
@@ -71,7 +180,7 @@ const char* fp() {
 template <class T>
 void cpu_spmv(benchmark::State& state, const std::string& matrix, Format f) {
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& m = prepared_cache().get<AnyMatrix<T>>(matrix + to_string(f) + fp<T>(), [&] { return make_format(A, f); });
+  const AnyMatrix<T>& m = bench_format<T>(matrix, f);
   const std::vector<T> x = bench_vector<T>(size_t(A.rows), 1);
   std::vector<T> y(x.size());
   for (auto _ : state) {
@@ -144,13 +253,20 @@ const AssembledMatrix<T>& bench_matrix(const std::string& name) {
   }
 }
 template const AssembledMatrix<float>& bench_matrix(const std::string&);
+template const AssembledMatrix<double>& bench_matrix(const std::string&);
+template <class T>
+const AnyMatrix<T>& bench_format(const std::string& name, Format f) {
+  return prepared_cache().get<AnyMatrix<T>>(name + to_string(f) + fp<T>(),
+                                            [&] { return make_format(bench_matrix<T>(name), f); });
+}
+template const AnyMatrix<float>& bench_format(const std::string&, Format);
+template const AnyMatrix<double>& bench_format(const std::string&, Format);
 template <class T>
 std::vector<T> bench_vector(std::size_t n, uint32_t seed) {
   return test::cast_vector<T>(test::random_vector(n, seed));
 }
 template std::vector<float> bench_vector(std::size_t, uint32_t);
 template std::vector<double> bench_vector(std::size_t, uint32_t);
-template const AssembledMatrix<double>& bench_matrix(const std::string&);
 
 void set_counters(benchmark::State& state, double bytes, double flops, Index rows, std::size_t nnz) {
   using benchmark::Counter;
@@ -162,37 +278,94 @@ void set_counters(benchmark::State& state, double bytes, double flops, Index row
 
 namespace {
 
+// Runs a benchmark's body; an exception (a mesh missing, a conversion or a device failure) marks
+// that benchmark as failed instead of ending the process.
+template <class Body>
+void guarded(benchmark::State& state, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+template <class Body>
+benchmark::internal::Benchmark* add(const std::string& name, Body body) {
+  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { guarded(s, [&] { body(s); }); });
+}
+
+// The display reporter (console, as the flags choose), which also keeps a complete JSON file of
+// what it was shown: after each benchmark the whole document is written to PATH.tmp and renamed
+// onto PATH (--eb_json_out).
+class JsonFileKeeper : public benchmark::BenchmarkReporter {
+ public:
+  JsonFileKeeper(benchmark::BenchmarkReporter* display, std::string path)
+      : display_(display), path_(std::move(path)) {}
+  bool ReportContext(const Context& context) override {
+    context_.emplace(context);
+    write();
+    return display_->ReportContext(context);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    display_->ReportRuns(runs);
+    runs_.insert(runs_.end(), runs.begin(), runs.end());
+    write();
+  }
+  void Finalize() override { display_->Finalize(); }
+
+ private:
+  void write() const {
+    std::ostringstream text;
+    benchmark::JSONReporter json;
+    json.SetOutputStream(&text);
+    json.SetErrorStream(&text);
+    json.ReportContext(*context_);
+    if (!runs_.empty()) json.ReportRuns(runs_);
+    json.Finalize();
+    const std::string tmp = path_ + ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      f << text.str();
+      if (!f.flush()) throw RuntimeFailure("bench_sparse: cannot write " + tmp);
+    }
+    std::filesystem::rename(tmp, path_);
+  }
+
+  benchmark::BenchmarkReporter* display_;
+  std::string path_;
+  std::optional<Context> context_;
+  std::vector<Run> runs_;
+};
+
 template <class T>
 void register_precision(const std::string& matrix) {
   const std::string p = fp<T>();
   for (Format f : all_formats()) {
     const std::string tail = to_string(f) + "/" + p + "/" + matrix;
-    benchmark::RegisterBenchmark(("spmv/cpu/" + tail).c_str(), [=](benchmark::State& s) { cpu_spmv<T>(s, matrix, f); })
+    add("spmv/cpu/" + tail, [=](benchmark::State& s) { cpu_spmv<T>(s, matrix, f); })
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
 #if defined(EB_BENCH_CUDA)
-    benchmark::RegisterBenchmark(("spmv/cuda/" + tail).c_str(), [=](benchmark::State& s) { cuda_spmv<T>(s, matrix, f); })
+    add("spmv/cuda/" + tail, [=](benchmark::State& s) { cuda_spmv<T>(s, matrix, f); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
 #endif
   }
   for (Format f : {Format::Bcsr, Format::Csr}) {
     const std::string tail = to_string(f) + "/" + p + "/" + matrix;
-    benchmark::RegisterBenchmark(("pcg_iteration/cpu/" + tail).c_str(),
-                                 [=](benchmark::State& s) { cpu_pcg_iteration<T>(s, matrix, f); })
+    add("pcg_iteration/cpu/" + tail, [=](benchmark::State& s) { cpu_pcg_iteration<T>(s, matrix, f); })
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
 #if defined(EB_BENCH_CUDA)
-    benchmark::RegisterBenchmark(("pcg_iteration/cuda/" + tail).c_str(),
-                                 [=](benchmark::State& s) { cuda_pcg_iteration<T>(s, matrix, f); })
+    add("pcg_iteration/cuda/" + tail, [=](benchmark::State& s) { cuda_pcg_iteration<T>(s, matrix, f); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
 #endif
   }
 #if defined(EB_BENCH_CUDA)
   for (bool bsr : {false, true})
-    benchmark::RegisterBenchmark(((bsr ? "cusparse_bsr/" : "cusparse_csr/") + p + "/" + matrix).c_str(),
-                                 [=](benchmark::State& s) { cusparse_spmv<T>(s, matrix, bsr); })
+    add((bsr ? "cusparse_bsr/" : "cusparse_csr/") + p + "/" + matrix,
+        [=](benchmark::State& s) { cusparse_spmv<T>(s, matrix, bsr); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
 #endif
@@ -204,13 +377,30 @@ void register_precision(const std::string& matrix) {
 
 int main(int argc, char** argv) {
   using namespace eb::linalg::bench;
-  // Grouped by matrix, so that each is built once (the caches keep one matrix at a time).
-  for (const std::string& m : matrix_names()) {
-    register_precision<double>(m);
-    register_precision<float>(m);
-    benchmark::RegisterBenchmark(("eigen/cpu/csr/fp64/" + m).c_str(), [=](benchmark::State& s) { eigen_spmv(s, m); })
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
+  // --eb_json_out=PATH is ours: taken out before Google Benchmark reads the flags.
+  std::string json_out;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--eb_json_out=", 0) == 0)
+      json_out = a.substr(std::string("--eb_json_out=").size());
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  try {
+    // Grouped by matrix, so that each is built once (the caches keep one matrix at a time).
+    for (const std::string& m : matrix_names()) {
+      register_precision<double>(m);
+      register_precision<float>(m);
+      add("eigen/cpu/csr/fp64/" + m, [=](benchmark::State& s) { eigen_spmv(s, m); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  } catch (const eb::InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
   }
   // Provenance in the JSON's context: the build and the machine (GPU included), as run summaries carry.
   const eb::BuildInfo& b = eb::build_info();
@@ -220,7 +410,12 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("eb_machine", eb::machine_info().dump());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
+  if (json_out.empty()) {
+    benchmark::RunSpecifiedBenchmarks();
+  } else {
+    JsonFileKeeper keeper(benchmark::CreateDefaultDisplayReporter(), json_out);
+    benchmark::RunSpecifiedBenchmarks(&keeper);
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -44,10 +44,15 @@ class SlotCache {
   std::shared_ptr<void> value_;
 };
 
-// The benchmark matrices by name ("box80" ... "box400": cantilever of n x n/4 x n/4 cubes of 6
-// tets, clamped at x = 0; "armadillo"), in the precision asked for.
+// The benchmark matrices by name (box<n>, bunny<r>, armadillo, *_rcm: bench_sparse.cpp's header),
+// in the precision asked for. Throws InputError for an unknown name or a missing mesh.
 template <class T>
 const AssembledMatrix<T>& bench_matrix(const std::string& name);
+
+// That matrix in format f, converted once and kept until another matrix, format or precision is
+// asked for: the CPU and the device benchmarks of a format share one conversion.
+template <class T>
+const AnyMatrix<T>& bench_format(const std::string& name, Format f);
 
 // Random entries in [-1, 1] (linalg_test_util's), in precision T; defined in bench_sparse.cpp so
 // that the CUDA half does not include Eigen.

@@ -102,9 +102,10 @@ struct DeviceSpmv {
 };
 
 template <class T>
-DeviceSpmv<T> prepare_spmv(const AssembledMatrix<T>& A, Format f) {
+DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f) {
   DeviceSpmv<T> p;
-  AnyMatrix<T> m = make_format(A, f);
+  const AnyMatrix<T>& m = bench_format<T>(matrix, f);
+  const Index rows = rows_of(m);
   p.bytes = storage_bytes(m);
   if (f == Format::Bcsr) {
     const auto& b = std::get<BcsrMatrix<T>>(m);
@@ -112,14 +113,14 @@ DeviceSpmv<T> prepare_spmv(const AssembledMatrix<T>& A, Format f) {
     if (const char* e = std::getenv("EB_BENCH_BCSR_WINDOW"); e && *e) window = std::atoi(e);
     const SlicedBcsr<T> s = make_sliced_bcsr(b, window);
     p.padding = double(padding_blocks(s)) / double(std::max<std::size_t>(1, b.blocks()));
-    std::vector<T> d(size_t(A.rows));
+    std::vector<T> d(static_cast<size_t>(rows));
     diagonal(b, d.data());
     p.op = std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(upload(s), d, "bcsr (device)");
   } else {
     p.op = std::visit([&](const auto& h) -> std::unique_ptr<LinearOperator<T>> { return make_device_operator(h, to_string(f)); }, m);
   }
-  p.x.upload(bench_vector<T>(size_t(A.rows), 1));
-  p.y.resize(size_t(A.rows), "bench y");
+  p.x.upload(bench_vector<T>(size_t(rows), 1));
+  p.y.resize(size_t(rows), "bench y");
   return p;
 }
 
@@ -136,7 +137,7 @@ constexpr int kPcgIterations = 50;
 template <class T>
 class CusparseSpmv {
  public:
-  CusparseSpmv(const AssembledMatrix<T>& A, bool bsr) : rows_(A.rows) {
+  CusparseSpmv(const std::string& matrix, bool bsr) : rows_(bench_matrix<T>(matrix).rows) {
     const cudaDataType type = sizeof(T) == 4 ? CUDA_R_32F : CUDA_R_64F;
     EB_CUSPARSE_CHECK(cusparseCreate(&handle_));
     EB_CUSPARSE_CHECK(cusparseSetStream(handle_, bench_stream()));
@@ -145,7 +146,7 @@ class CusparseSpmv {
       return std::vector<int>(p.begin(), p.end());
     };
     if (bsr) {
-      const BcsrMatrix<T> b = to_bcsr(A);
+      const auto& b = std::get<BcsrMatrix<T>>(bench_format<T>(matrix, Format::Bcsr));
       row_ptr_.upload(ptr32(b.row_ptr));
       col_.upload(b.col);
       val_.upload(b.val);
@@ -154,7 +155,7 @@ class CusparseSpmv {
                                           col_.data(), val_.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                           CUSPARSE_INDEX_BASE_ZERO, type, CUSPARSE_ORDER_ROW));
     } else {
-      const CsrMatrix<T> c = to_csr(A);
+      const auto& c = std::get<CsrMatrix<T>>(bench_format<T>(matrix, Format::Csr));
       row_ptr_.upload(ptr32(c.row_ptr));
       col_.upload(c.col);
       val_.upload(c.val);
@@ -163,10 +164,10 @@ class CusparseSpmv {
                                           val_.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                           CUSPARSE_INDEX_BASE_ZERO, type));
     }
-    x_.upload(bench_vector<T>(size_t(A.rows), 1));
-    y_.resize(size_t(A.rows), "cusparse y");
-    EB_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, A.rows, x_.data(), type));
-    EB_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, A.rows, y_.data(), type));
+    x_.upload(bench_vector<T>(size_t(rows_), 1));
+    y_.resize(size_t(rows_), "cusparse y");
+    EB_CUSPARSE_CHECK(cusparseCreateDnVec(&vx_, rows_, x_.data(), type));
+    EB_CUSPARSE_CHECK(cusparseCreateDnVec(&vy_, rows_, y_.data(), type));
     alg_ = bsr ? CUSPARSE_SPMV_BSR_ALG1 : CUSPARSE_SPMV_CSR_ALG1;
     size_t buffer = 0;
     EB_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_,
@@ -212,7 +213,7 @@ template <class T>
 void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f) {
   if (skip_without_device(state)) return;
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& p = device_cache().get<DeviceSpmv<T>>(matrix + to_string(f) + fp<T>(), [&] { return prepare_spmv(A, f); });
+  auto& p = device_cache().get<DeviceSpmv<T>>(matrix + to_string(f) + fp<T>(), [&] { return prepare_spmv<T>(matrix, f); });
   cudaStream_t st = bench_stream();
   run_timed<T>(state, st, spmv_bytes<T>(p.bytes, A.rows), 0, A.rows, A.nnz(), kBatch,
                [&] { p.op->apply(p.x.data(), p.y.data(), st); });
@@ -225,7 +226,7 @@ void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Form
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
   auto& p = device_cache().get<DevicePcg<T>>(matrix + to_string(f) + fp<T>() + "pcg", [&] {
     DevicePcg<T> d;
-    d.spmv = prepare_spmv(A, f);
+    d.spmv = prepare_spmv<T>(matrix, f);
     CgOptions o;
     o.tolerance = 0;
     o.max_iterations = kPcgIterations;
@@ -251,7 +252,7 @@ template <class T>
 void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr) {
   if (skip_without_device(state)) return;
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& c = device_cache().emplace<CusparseSpmv<T>>(matrix + (bsr ? "bsr" : "csr") + fp<T>(), A, bsr);
+  auto& c = device_cache().emplace<CusparseSpmv<T>>(matrix + (bsr ? "bsr" : "csr") + fp<T>(), matrix, bsr);
   run_timed<T>(state, bench_stream(), spmv_bytes<T>(c.bytes(), A.rows), 0, A.rows, A.nnz(), kBatch, [&] { c.run(); });
 }
 

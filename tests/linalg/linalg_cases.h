@@ -40,6 +40,8 @@ inline void PrintTo(Precision p, std::ostream* os) { *os << to_string(p); }
 // Named test matrices (fp64). Real meshes come from the data folder; absent -> empty matrix.
 //   armadillo  Armadillo13K.msh, 13,230 nodes (39,690 DOFs), base clamped along y
 //   raptor     raptorTetra_8418.vtu, 2,996 nodes, base clamped along y
+//   hand       hand_olivier.mesh, 20,541 nodes (61,623 DOFs), 78,233 tets, clamped at the low end
+//              of its long axis (y)
 //   box5/box6  the benchmark's cantilever, 12 x 3 x 3 cubes of 5 / 6 tets, clamped at x = 0
 //   random     random SPD blocks, 700 block rows
 //   planted    planted_blocks(101): a row coupled to all, a diagonal-only row, a partial slice
@@ -61,6 +63,7 @@ inline NamedProblem make_problem(const std::string& name) {
   };
   if (name == "armadillo") return elastic(load_data_mesh("Armadillo13K.msh"), name, 1);
   if (name == "raptor") return elastic(load_data_mesh("raptorTetra_8418.vtu"), name, 1);
+  if (name == "hand") return elastic(load_data_mesh("hand_olivier.mesh"), name, 1);
   if (name == "box5") return elastic(box_cantilever(12, 5), name, 0);
   if (name == "box6") return elastic(box_cantilever(12, 6), name, 0);
   if (name == "random") return random_rhs(random_spd_blocks(700, 6, 3));

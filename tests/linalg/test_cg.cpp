@@ -10,7 +10,9 @@
 // residuals drift apart by ~eps kappa, ~1e-11 here); the error against LDLT and against Eigen's CG
 // iterate, relative in the energy norm ||e||_A / ||x||_A, <= 1e-8 (for CG the energy error is
 // bounded by sqrt(kappa) times the relative residual: sqrt(kappa) <= 100 for these matrices); the
-// iteration counts within 2% + 2 of Eigen's. fp32 solves to 1e-5 (the cantilever, kappa ~1e4):
+// iteration counts within 0.2% + 5 of Eigen's (both stop on the same rule: rounding alone moves
+// the count, by 1-2 on the cantilever and the raptor, by 1 (PCG, ~3,300 steps) and 2-5 (plain CG,
+// ~6,600 steps, 2 or 1 threads) on the armadillo). fp32 solves to 1e-5 (the cantilever, kappa ~1e4):
 // the true residual w.r.t. the fp32-rounded matrix <= 1e-4 (the recurrence drifts by ~eps32
 // kappa), the energy error vs LDLT <= 1e-3, iteration counts within 25% + 5 of Eigen's fp64 count
 // (rounding delays CG in fp32). Fixed count (30 steps): the iterate equals Eigen's to 1e-10 (fp64)
@@ -109,7 +111,7 @@ void check_tolerance(const CgCase& c) {
   EXPECT_LE(true_residual, fp64 ? 1e-9 : 1e-4);
   EXPECT_LE(vs_direct, fp64 ? 1e-8 : 1e-3);
   EXPECT_LE(vs_eigen_cg, fp64 ? 1e-8 : 1e-3);
-  const double slack = fp64 ? 0.02 * eigen_iterations + 2 : 0.25 * eigen_iterations + 5;
+  const double slack = fp64 ? 0.002 * eigen_iterations + 5 : 0.25 * eigen_iterations + 5;
   EXPECT_LE(std::abs(res.iterations - eigen_iterations), slack);
 }
 
@@ -163,14 +165,19 @@ TEST_P(CgFixed, MatchesEigenIterate) {
 // Solves to the tolerance: the cantilever in every variant; the raptor (a real mesh, clamped at
 // its feet: ~3,700 PCG iterations, kappa ~1e8) in fp64 PCG only. In fp32 its recurrence residual
 // does reach 1e-5, but the true residual stalls near 1 (eps32 kappa >> 1): no fp32 tolerance
-// solve is asserted there. The armadillo (~3,300 PCG iterations, 40K DOFs) is checked by the
-// fixed count only, to keep the suite's time small.
+// solve is asserted there. The armadillo (40K DOFs, fixed base) in fp64 BCSR with plain CG and
+// with Jacobi-PCG (~6,600 and ~3,300 iterations): the slowest cases of the suite (9 s and 5 s of
+// CPU time on one thread, Eigen's CG and LDLT included; 41 s and 31 s under ctest -j2 on 2 cores
+// at a load of 8), run by ctest as linalg_cg_armadillo_{cg,pcg} with the label `long`
+// (tests/linalg/CMakeLists.txt), not by discovery.
 std::vector<CgCase> tolerance_cases() {
   std::vector<CgCase> out;
   for (Precision p : {Precision::Fp32, Precision::Fp64})
     for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) out.push_back({"box6", Format::Csr, p, pre});
   out.push_back({"box5", Format::Dhyb, Precision::Fp64, Preconditioner::Jacobi});
   out.push_back({"raptor", Format::Bcsr, Precision::Fp64, Preconditioner::Jacobi});
+  for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi})
+    out.push_back({"armadillo", Format::Bcsr, Precision::Fp64, pre});
   return out;
 }
 std::vector<CgCase> fixed_count_cases() {

@@ -60,7 +60,7 @@ TEST_P(Spmv, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, Spmv,
-                         ::testing::ValuesIn(format_cases({"armadillo", "raptor", "box5", "random", "planted"})),
+                         ::testing::ValuesIn(format_cases({"armadillo", "hand", "raptor", "box5", "random", "planted"})),
                          format_case_name);
 
 }  // namespace
