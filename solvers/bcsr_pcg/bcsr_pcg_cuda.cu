@@ -1,0 +1,719 @@
+// bcsr-pcg on CUDA: the phases of bcsr_pcg_simulation.h as kernels on one stream, element arrays
+// entry-major (value k of element e at k * E + e: one thread per element reads and writes them
+// coalesced), the global matrix in the sliced BCSR layout of solvers/linalg (Verschoor & Jalba's
+// Fig. 2c), updated in place by the gather of Fig. 2d, solved by the shared Jacobi-PCG. In fixed
+// iteration mode a whole step (with the CG's start and its iterations) is one CUDA graph.
+#include <cub/block/block_reduce.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "assembly/tled/load_curve.h"
+#include "meshes/errors.h"
+#include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
+#include "solvers/common/cuda_info.h"
+#include "solvers/common/cuda_utils.cuh"
+#include "solvers/linalg/device_formats.cuh"
+
+namespace eb::bcsr_pcg {
+namespace {
+
+using linalg::Offset;
+constexpr int kElementThreads = 128;
+constexpr int kVectorThreads = 256;
+constexpr int kSliceEntries = 9 * linalg::SlicedBcsr<double>::kSliceRows;  // 288 values per step
+
+// Element checks of a batch of steps. Keys order (step, element) so that atomicMin keeps the
+// earliest step and, within it, the lowest element; det F is kept as an order-preserving key.
+struct DeviceChecks {
+  unsigned long long inverted;         // element-steps with det F <= 0
+  unsigned long long first_inverted;   // step << 32 | element
+  unsigned long long first_nonfinite;
+  unsigned long long nonfinite_steps;
+  unsigned long long last_nonfinite_step;
+  unsigned long long min_det_key;
+};
+
+__host__ __device__ inline unsigned long long det_key(double x) {
+#if defined(__CUDA_ARCH__)
+  const long long b = __double_as_longlong(x);
+#else
+  long long b;
+  std::memcpy(&b, &x, sizeof b);
+#endif
+  return b >= 0 ? static_cast<unsigned long long>(b) ^ 0x8000000000000000ull : ~static_cast<unsigned long long>(b);
+}
+inline double det_from_key(unsigned long long k) {
+  const unsigned long long b = (k & 0x8000000000000000ull) ? k ^ 0x8000000000000000ull : ~k;
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+struct MinKey {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
+};
+
+struct StepState {
+  long long step;  // steps completed on the device (the state's index)
+};
+
+template <class T>
+__device__ void load_nodes(const int32_t* conn, int64_t E, int64_t e, const T* f, T out[4][3]) {
+  for (int a = 0; a < 4; ++a) {
+    const int64_t n = conn[a * E + e];
+    for (int i = 0; i < 3; ++i) out[a][i] = f[3 * n + i];
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kElementThreads)
+    k_rotation(int64_t E, const int32_t* conn, const T* Dm_inv, const T* u, T* R, DeviceChecks* checks,
+               const StepState* state) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned inverted = 0;
+  unsigned long long first_inv = ~0ull, first_nf = ~0ull, det = ~0ull;
+  // The state's own step number (fix, see BcsrPcgSimulation::advance: it was state->step + 1).
+  const unsigned long long s = static_cast<unsigned long long>(state->step);
+  if (e < E) {
+    T dinv[9], uu[4][3], r[9], det_f;
+    for (int k = 0; k < 9; ++k) dinv[k] = Dm_inv[k * E + e];
+    load_nodes(conn, E, e, u, uu);
+    const tet::TetStatus st = element_rotation(dinv, uu, r, det_f);
+    for (int k = 0; k < 9; ++k) R[k * E + e] = r[k];
+    if (st == tet::TetStatus::kNonFinite || !isfinite(double(det_f))) {
+      first_nf = s << 32 | static_cast<unsigned long long>(e);
+    } else {
+      det = det_key(double(det_f));
+      if (det_f <= T(0)) {
+        inverted = 1;
+        first_inv = s << 32 | static_cast<unsigned long long>(e);
+      }
+    }
+  }
+  using ReduceU = cub::BlockReduce<unsigned, kElementThreads>;
+  using ReduceL = cub::BlockReduce<unsigned long long, kElementThreads>;
+  __shared__ typename ReduceU::TempStorage tu;
+  __shared__ typename ReduceL::TempStorage tl;
+  const unsigned n_inv = ReduceU(tu).Sum(inverted);
+  const unsigned long long b_inv = ReduceL(tl).Reduce(first_inv, MinKey());
+  __syncthreads();
+  const unsigned long long b_nf = ReduceL(tl).Reduce(first_nf, MinKey());
+  __syncthreads();
+  const unsigned long long b_det = ReduceL(tl).Reduce(det, MinKey());
+  if (threadIdx.x == 0) {
+    if (n_inv) {
+      atomicAdd(&checks->inverted, static_cast<unsigned long long>(n_inv));
+      atomicMin(&checks->first_inverted, b_inv);
+    }
+    if (b_nf != ~0ull) {
+      atomicMin(&checks->first_nonfinite, b_nf);
+      if (atomicMax(&checks->last_nonfinite_step, s) < s) atomicAdd(&checks->nonfinite_steps, 1ull);
+    }
+    if (b_det != ~0ull) atomicMin(&checks->min_det_key, b_det);
+  }
+}
+
+template <class T>
+struct MatrixParams {
+  int64_t E;
+  const int32_t* conn;
+  const T *R, *Dm, *Dm_inv, *vol, *u, *v;
+  tet::Lame<T> lame;
+  ElementCoefficients<T> k;
+  T *A, *b;
+};
+
+template <class T>
+__global__ void __launch_bounds__(kElementThreads) k_matrix(MatrixParams<T> p) {
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= p.E) return;
+  const int64_t E = p.E;
+  T r[9], dm[9], dinv[9], uu[4][3], vv[4][3];
+  for (int k = 0; k < 9; ++k) {
+    r[k] = p.R[k * E + e];
+    dm[k] = p.Dm[k * E + e];
+    dinv[k] = p.Dm_inv[k * E + e];
+  }
+  load_nodes(p.conn, E, e, p.u, uu);
+  load_nodes(p.conn, E, e, p.v, vv);
+  element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, p.A + e, E, p.b + e, E);
+}
+
+// The gather of Fig. 2d: one thread block per step of the sliced layout, one thread per value of
+// the step (component c of lane l at c * 32 + l); each sub-step loads 288 contiguous indices.
+template <class T>
+__global__ void __launch_bounds__(kSliceEntries)
+    k_gather(const Offset* sub_ptr, const int32_t* idx, const T* local, T* val) {
+  const int64_t step = blockIdx.x;
+  const int t = threadIdx.x;
+  T acc = T(0);
+  for (Offset s = sub_ptr[step]; s < sub_ptr[step + 1]; ++s) {
+    const int32_t i = idx[s * kSliceEntries + t];
+    if (i >= 0) acc += local[i];
+  }
+  val[step * kSliceEntries + t] = acc;
+}
+
+// The scatter comparison: one thread per element block adds its 9 values (atomics).
+template <class T>
+__global__ void __launch_bounds__(kElementThreads)
+    k_scatter(int64_t E, const Offset* position, const uint16_t* keep, const T* local, T* val) {
+  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id >= 16 * E) return;
+  const int64_t e = id / 16;
+  const int ab = int(id % 16), a = ab / 4, b = ab % 4;
+  const Offset pos = position[id];  // step * 32 + lane
+  const Offset base = (pos / 32) * kSliceEntries + pos % 32;
+  const uint16_t kp = keep[id];
+  for (int c = 0; c < 9; ++c) {
+    if (!(kp >> c & 1)) continue;
+    const int q = (3 * a + c / 3) * 12 + 3 * b + c % 3;
+    atomicAdd(&val[base + c * 32], local[int64_t(q) * E + e]);
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kVectorThreads)
+    k_gather_rhs(int64_t N, int64_t E, const Offset* node_ptr, const int64_t* node_slot, const uint8_t* constrained,
+                 const T* local_rhs, T* rhs) {
+  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (n >= N) return;
+  T acc[3] = {T(0), T(0), T(0)};
+  for (Offset k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
+    const int64_t slot = node_slot[k];
+    const int64_t e = slot / 4, a = slot % 4;
+    for (int i = 0; i < 3; ++i) acc[i] += local_rhs[(3 * a + i) * E + e];
+  }
+  const uint8_t c = constrained[n];
+  for (int i = 0; i < 3; ++i) rhs[3 * n + i] = (c >> i & 1) ? T(0) : acc[i];
+}
+
+// Point and surface loads, one thread per loaded node (its entries in order: no atomics).
+template <class T>
+__global__ void k_loads(int nodes, const int32_t* load_node, const int* load_ptr, const int* load_curve,
+                        const double* load_force, const uint8_t* constrained, const double* factors, T* rhs) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= nodes) return;
+  const int64_t n = load_node[k];
+  for (int j = load_ptr[k]; j < load_ptr[k + 1]; ++j)
+    for (int d = 0; d < 3; ++d)
+      if (!(constrained[n] >> d & 1)) rhs[3 * n + d] += T(factors[load_curve[j]] * load_force[3 * j + d]);
+}
+
+// Graph mode: factor of every curve at the state's time, times dt (the c_f of the loads).
+__global__ void k_curve_factors(int curves, const tled::DeviceCurve* c, const StepState* state, double dt,
+                                double* factors) {
+  const int k = threadIdx.x;
+  if (k < curves) factors[k] = dt * tled::curve_factor(c[k], double(state->step) * dt);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kVectorThreads) k_diagonal(int64_t n, const Offset* pos, const T* val, T* d) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) d[i] = val[pos[i]];
+}
+
+template <class T>
+__global__ void __launch_bounds__(kVectorThreads)
+    k_integrate(int64_t n, const T* sol, T* u, T* v, T dt, bool dynamic, StepState* state) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const T s = sol[i];
+    if (dynamic) {
+      v[i] = s;
+      u[i] += dt * s;
+    } else {
+      u[i] += s;
+    }
+  }
+  if (dynamic && i == 0) state->step += 1;
+}
+
+unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+
+// The global matrix as the CG's operator on the device: the sliced SpMV of solvers/linalg, and
+// the diagonal read from the current values.
+template <class T>
+class SlicedOperator final : public linalg::LinearOperator<T> {
+ public:
+  SlicedOperator(const linalg::DeviceBcsr<T>& m, const Offset* diag_pos) : m_(m), pos_(diag_pos) {}
+  linalg::Index rows() const override { return 3 * m_.block_rows; }
+  linalg::Location location() const override { return linalg::Location::Device; }
+  void apply(const T* x, T* y, linalg::StreamHandle s) const override { linalg::spmv(m_, x, y, linalg::cuda_stream(s)); }
+  void diagonal(T* d, linalg::StreamHandle s) const override {
+    const int64_t n = rows();
+    if (n) k_diagonal<T><<<blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, pos_, m_.val.data(), d);
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  std::string name() const override { return "bcsr-pcg global matrix (sliced BCSR)"; }
+
+ private:
+  const linalg::DeviceBcsr<T>& m_;
+  const Offset* pos_;
+};
+
+template <class T>
+std::vector<T> to_entry_major(const std::vector<double>& src, int64_t E, int k) {
+  std::vector<T> out(src.size());
+  for (int64_t e = 0; e < E; ++e)
+    for (int j = 0; j < k; ++j) out[size_t(j * E + e)] = T(src[size_t(e * k + j)]);
+  return out;
+}
+template <class T>
+std::vector<double> from_entry_major(const std::vector<T>& src, int64_t E, int k) {
+  std::vector<double> out(src.size());
+  for (int64_t e = 0; e < E; ++e)
+    for (int j = 0; j < k; ++j) out[size_t(e * k + j)] = double(src[size_t(j * E + e)]);
+  return out;
+}
+
+template <class T>
+class BcsrPcgCuda final : public BcsrPcgSimulation {
+ public:
+  BcsrPcgCuda(BcsrPcgSetup setup, Precision p, int device)
+      : BcsrPcgSimulation(std::move(setup), Backend::Cuda, p), device_(device) {
+    EB_CUDA_CHECK(cudaSetDevice(device_));
+    // A blocking stream: DeviceBuffer's synchronous copies run on the legacy stream, which then
+    // orders with every kernel here.
+    EB_CUDA_CHECK(cudaStreamCreate(&stream_));
+    try {
+      build();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~BcsrPcgCuda() override { release(); }
+
+  void set_coefficients(const ElementCoefficients<double>& k) override { k_ = cast_coefficients<T>(k); }
+  void use_static_solver(bool on) override { static_ = on; }
+
+  double rhs_norm() override {
+    const std::vector<T> r = rhs_.to_host();
+    double s = 0;
+    for (T x : r) s += double(x) * double(x);
+    return std::sqrt(s);
+  }
+
+  std::vector<double> get_array(PhaseArray a) override {
+    sync();
+    const int64_t E = s_.num_elements;
+    switch (a) {
+      case PhaseArray::u: return widen(u_.to_host());
+      case PhaseArray::v: return widen(v_.to_host());
+      case PhaseArray::sol: return widen(sol_.to_host());
+      case PhaseArray::rhs: return widen(rhs_.to_host());
+      case PhaseArray::R: return from_entry_major(R_.to_host(), E, 9);
+      case PhaseArray::local: return from_entry_major(local_.to_host(), E, 144);
+      case PhaseArray::local_rhs: return from_entry_major(local_rhs_.to_host(), E, 12);
+      case PhaseArray::matrix: {
+        const std::vector<T> val = K_.val.to_host();
+        std::vector<double> out(9 * size_t(s_.plan.blocks()));
+        for (Offset b = 0; b < s_.plan.blocks(); ++b) {
+          const Offset pos = gi_.block_position[size_t(b)];
+          for (int c = 0; c < 9; ++c) out[size_t(9 * b + c)] = double(val[size_t((pos / 32) * kSliceEntries + c * 32 + pos % 32)]);
+        }
+        return out;
+      }
+    }
+    throw std::invalid_argument("bcsr-pcg: unknown array");
+  }
+
+  void set_array(PhaseArray a, const std::vector<double>& values) override {
+    sync();
+    const int64_t E = s_.num_elements;
+    auto check = [&](size_t n) {
+      if (values.size() != n)
+        throw std::invalid_argument("bcsr-pcg: array " + to_string(a) + " has " + std::to_string(n) + " values, got " +
+                                    std::to_string(values.size()));
+    };
+    switch (a) {
+      case PhaseArray::u: check(u_.size()); u_.upload(narrow(values)); break;
+      case PhaseArray::v:
+        check(v_.size());
+        v_.upload(narrow(values));
+        sol_.upload(narrow(values));
+        break;
+      case PhaseArray::sol: check(sol_.size()); sol_.upload(narrow(values)); break;
+      case PhaseArray::rhs: check(rhs_.size()); rhs_.upload(narrow(values)); break;
+      case PhaseArray::R: check(R_.size()); R_.upload(to_entry_major<T>(values, E, 9)); break;
+      case PhaseArray::local: check(local_.size()); local_.upload(to_entry_major<T>(values, E, 144)); break;
+      case PhaseArray::local_rhs: check(local_rhs_.size()); local_rhs_.upload(to_entry_major<T>(values, E, 12)); break;
+      case PhaseArray::matrix: {
+        check(9 * size_t(s_.plan.blocks()));
+        std::vector<T> val = K_.val.to_host();
+        for (Offset b = 0; b < s_.plan.blocks(); ++b) {
+          const Offset pos = gi_.block_position[size_t(b)];
+          for (int c = 0; c < 9; ++c) val[size_t((pos / 32) * kSliceEntries + c * 32 + pos % 32)] = T(values[size_t(9 * b + c)]);
+        }
+        K_.val.upload(val);
+        break;
+      }
+    }
+  }
+
+  linalg::CgResult run_phase(Phase p) override {
+    timer_.begin(phase_name(p), stream_);
+    linalg::CgResult r;
+    switch (p) {
+      case Phase::Rotation: enqueue_rotation(); break;
+      case Phase::Matrix: enqueue_matrix(); break;
+      case Phase::Update:
+        upload_factors();
+        enqueue_update();
+        break;
+      case Phase::Solve: {
+        linalg::CgSolver<T>& cg = solver();
+        cg.refresh_preconditioner();
+        if (!static_ && !s_.options.warm_start) zero_sol();
+        r = cg.solve(rhs_.data(), sol_.data());  // on stream_, synchronized: the events span it
+        break;
+      }
+      case Phase::Integrate: enqueue_integrate(true); break;
+      case Phase::Increment: enqueue_integrate(false); break;
+    }
+    timer_.end(stream_);
+    timer_.flush(timings_, 1);
+    read_checks();
+    return r;
+  }
+
+  // Fix (with the label above): static iterations do not advance the device's step counter, so
+  // every load step's det F checks were labelled 1; it now holds the load step's number, which
+  // the CPU backend's checks carry (BcsrPcgSimulation::solve_static: checks_step_ = step_).
+  void solve_static(double load_factor) override {
+    const StepState st{static_cast<long long>(step_ + 1)};
+    sync();
+    state_.upload(&st, 1);
+    BcsrPcgSimulation::solve_static(load_factor);
+  }
+
+  void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
+    sync();
+    u = widen(u_.to_host());
+    v = widen(v_.to_host());
+  }
+
+  std::size_t device_bytes() const override { return allocated_; }
+
+  // One SpMV with the current matrix, median of `repeats` CUDA-event timings (ms).
+  double time_spmv_ms(int repeats) override {
+    sync();
+    if (repeats < 1) return 0.0;
+    cudaEvent_t a, b;
+    EB_CUDA_CHECK(cudaEventCreate(&a));
+    EB_CUDA_CHECK(cudaEventCreate(&b));
+    std::vector<double> ms;
+    for (int k = 0; k < repeats; ++k) {
+      EB_CUDA_CHECK(cudaEventRecord(a, stream_));
+      op_->apply(sol_.data(), spmv_out_.data(), stream_);
+      EB_CUDA_CHECK(cudaEventRecord(b, stream_));
+      EB_CUDA_CHECK(cudaEventSynchronize(b));
+      float t = 0;
+      EB_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
+      ms.push_back(t);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(ms.begin(), ms.end());
+    return ms.empty() ? 0.0 : ms[ms.size() / 2];
+  }
+
+ protected:
+  void step_impl() override { BcsrPcgSimulation::step_impl(); }
+
+ public:
+  void advance(int steps) override {
+    if (!use_graph()) {
+      BcsrPcgSimulation::advance(steps);
+      return;
+    }
+    use_static_solver(false);
+    if (steps <= 0) return;
+    set_coefficients(dynamic_coefficients());
+    if (!graph_) capture();
+    timer_.begin("step", stream_);
+    for (int k = 0; k < steps; ++k) EB_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+    timer_.end(stream_);
+    timer_.flush(timings_, steps);
+    step_ += steps;
+    const linalg::CgResult r = solver().last_result();
+    record_solve(r);
+    solves_ += steps - 1;
+    cg_iterations_total_ += int64_t(r.iterations) * (steps - 1);
+    read_checks();
+  }
+
+ private:
+  bool use_graph() const { return s_.options.graph && s_.options.cg_tolerance == 0; }
+
+  static std::vector<double> widen(const std::vector<T>& v) { return std::vector<double>(v.begin(), v.end()); }
+  static std::vector<T> narrow(const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); }
+
+  template <class U>
+  void alloc(cuda::DeviceBuffer<U>& b, size_t n, const char* what) {
+    b.resize(n, what);
+    allocated_ += b.bytes();
+  }
+  template <class U>
+  void put(cuda::DeviceBuffer<U>& b, const std::vector<U>& h, const char* what) {
+    alloc(b, h.size(), what);
+    if (!h.empty()) b.upload(h.data(), h.size());
+  }
+
+  void build() {
+    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    const size_t n = 3 * size_t(N);
+    std::vector<int32_t> conn(4 * size_t(E));
+    for (int64_t e = 0; e < E; ++e)
+      for (int a = 0; a < 4; ++a) conn[size_t(a * E + e)] = s_.connectivity[size_t(4 * e + a)];
+    put(conn_, conn, "bcsr-pcg connectivity");
+    put(Dm_inv_, to_entry_major<T>(s_.Dm_inv, E, 9), "bcsr-pcg Dm^-1");
+    put(Dm_, to_entry_major<T>(s_.Dm, E, 9), "bcsr-pcg Dm");
+    put(vol_, std::vector<T>(s_.volume.begin(), s_.volume.end()), "bcsr-pcg volumes");
+    for (auto* b : {&u_, &v_, &sol_, &rhs_, &spmv_out_}) {
+      alloc(*b, n, "bcsr-pcg node vector");
+      b->fill_zero();
+    }
+    alloc(R_, 9 * size_t(E), "bcsr-pcg rotations");
+    alloc(local_, 144 * size_t(E), "bcsr-pcg local matrices");
+    alloc(local_rhs_, 12 * size_t(E), "bcsr-pcg local right-hand sides");
+    // The global matrix: the sliced layout of the plan's pattern, and the gather's index blocks.
+    const linalg::SlicedBcsr<T> sliced = linalg::make_gather_layout<T>(s_.plan);
+    gi_ = linalg::make_sliced_gather_index(s_.plan, sliced);
+    K_ = linalg::upload(sliced);
+    allocated_ += K_.perm.bytes() + K_.slice_ptr.bytes() + K_.col.bytes() + K_.val.bytes();
+    steps_ = sliced.steps();
+    if (s_.update == Update::Gather) {
+      put(sub_ptr_, gi_.sub_ptr, "bcsr-pcg gather steps");
+      put(idx_, gi_.idx, "bcsr-pcg gather indices");
+    } else {
+      std::vector<Offset> pos(s_.plan.element_block.size());
+      std::vector<uint16_t> keep(pos.size());
+      for (size_t k = 0; k < pos.size(); ++k) {
+        pos[k] = gi_.block_position[size_t(s_.plan.element_block[k])];
+        keep[k] = s_.plan.keep[size_t(s_.plan.element_block[k])];
+      }
+      put(scatter_pos_, pos, "bcsr-pcg scatter positions");
+      put(scatter_keep_, keep, "bcsr-pcg scatter masks");
+    }
+    put(diag_pos_, gi_.diag_position, "bcsr-pcg diagonal positions");
+    put(node_ptr_, s_.plan.node_ptr, "bcsr-pcg node slots");
+    put(node_slot_, s_.plan.node_slot, "bcsr-pcg node slots");
+    put(constrained_, s_.constrained, "bcsr-pcg constraints");
+    // Loads, grouped by node.
+    std::vector<int32_t> lnode;
+    std::vector<int> lptr{0}, lcurve;
+    std::vector<double> lforce;
+    for (size_t k = 0; k < s_.loads.size(); ++k) {
+      if (lnode.empty() || lnode.back() != s_.loads[k].node) {
+        if (!lnode.empty()) lptr.push_back(int(k));
+        lnode.push_back(s_.loads[k].node);
+      }
+      lcurve.push_back(s_.loads[k].curve);
+      for (int d = 0; d < 3; ++d) lforce.push_back(s_.loads[k].force[d]);
+    }
+    lptr.push_back(int(s_.loads.size()));
+    load_nodes_ = int(lnode.size());
+    if (load_nodes_) {
+      put(load_node_, lnode, "bcsr-pcg loads");
+      put(load_ptr_, lptr, "bcsr-pcg loads");
+      put(load_curve_, lcurve, "bcsr-pcg loads");
+      put(load_force_, lforce, "bcsr-pcg loads");
+    }
+    std::vector<tled::DeviceCurve> curves;
+    for (const LoadCurve& c : s_.curves)
+      curves.push_back({c.shape == "linear" ? int(tled::CurveShape::Linear)
+                        : c.shape == "step" ? int(tled::CurveShape::Step)
+                                            : int(tled::CurveShape::Smooth),
+                        c.start, c.duration});
+    if (!curves.empty()) {
+      put(curves_, curves, "bcsr-pcg curves");
+      alloc(factors_, curves.size(), "bcsr-pcg load factors");
+    }
+    alloc(state_, 1, "bcsr-pcg step");
+    state_.fill_zero();
+    alloc(checks_, 1, "bcsr-pcg checks");
+    reset_checks();
+    lame_ = {T(s_.lambda), T(s_.mu)};
+    op_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
+    layout_entries_ = double(steps_) * kSliceEntries;
+    index_entries_ = double(gi_.idx.size());
+    spmv_bytes_ = double(K_.val.bytes() + K_.col.bytes() + K_.perm.bytes() + K_.slice_ptr.bytes()) + 2.0 * double(n) * sizeof(T);
+    padded_ = gi_.padded_entries();
+    // The host copies of the index blocks are no longer needed (block_position stays for get/set).
+    std::vector<int32_t>().swap(gi_.idx);
+    // The solvers read the diagonal when they are made (and every step's Solve refreshes it): the
+    // identity's diagonal until a step has filled the matrix.
+    {
+      std::vector<T> val(K_.val.size(), T(0));
+      for (Offset p : gi_.diag_position) val[size_t(p)] = T(1);
+      K_.val.upload(val);
+    }
+    make_solvers();
+  }
+
+  void release() noexcept {
+    if (graph_) cudaGraphExecDestroy(graph_);
+    graph_ = nullptr;
+    cg_dynamic_.reset();
+    cg_static_.reset();
+    if (stream_) cudaStreamDestroy(stream_);
+    stream_ = nullptr;
+  }
+
+  void sync() { EB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void zero_sol() { EB_CUDA_CHECK(cudaMemsetAsync(sol_.data(), 0, sol_.bytes(), stream_)); }
+
+  void reset_checks() {
+    DeviceChecks c{0, ~0ull, ~0ull, 0, 0, ~0ull};
+    checks_.upload(&c, 1);
+  }
+  void read_checks() {
+    sync();
+    DeviceChecks c;
+    checks_.download(&c, 1);
+    counts_.inverted_element_steps = int64_t(c.inverted);
+    if (c.first_inverted != ~0ull) {
+      counts_.first_inverted_step = int64_t(c.first_inverted >> 32);
+      counts_.first_inverted_element = int64_t(c.first_inverted & 0xffffffffull);
+    }
+    if (c.min_det_key != ~0ull) counts_.min_det_f = det_from_key(c.min_det_key);
+    counts_.nonfinite_steps = int64_t(c.nonfinite_steps);
+    if (c.first_nonfinite != ~0ull) {
+      counts_.first_nonfinite_step = int64_t(c.first_nonfinite >> 32);
+      counts_.first_nonfinite_element = int64_t(c.first_nonfinite & 0xffffffffull);
+    }
+  }
+
+  // Non-graph mode: the host's load factors (set_load_time) for the Update.
+  void upload_factors() {
+    if (s_.curves.empty()) return;
+    std::vector<double> f(s_.curves.size());
+    for (size_t c = 0; c < f.size(); ++c) f[c] = load_scale_ * load_factors_[c];
+    sync();
+    factors_.upload(f.data(), f.size());
+  }
+
+  void enqueue_rotation() {
+    const int64_t E = s_.num_elements;
+    k_rotation<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
+        E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), checks_.data(), state_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void enqueue_matrix() {
+    const int64_t E = s_.num_elements;
+    MatrixParams<T> p{E, conn_.data(), R_.data(), Dm_.data(), Dm_inv_.data(), vol_.data(), u_.data(), v_.data(),
+                      lame_, k_, local_.data(), local_rhs_.data()};
+    k_matrix<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(p);
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void enqueue_update() {
+    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    if (s_.update == Update::Gather) {
+      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), idx_.data(), local_.data(), K_.val.data());
+    } else {
+      EB_CUDA_CHECK(cudaMemsetAsync(K_.val.data(), 0, K_.val.bytes(), stream_));
+      k_scatter<T><<<blocks_for(16 * E, kElementThreads), kElementThreads, 0, stream_>>>(
+          E, scatter_pos_.data(), scatter_keep_.data(), local_.data(), K_.val.data());
+    }
+    EB_CUDA_CHECK_LAUNCH();
+    k_gather_rhs<T><<<blocks_for(N, kVectorThreads), kVectorThreads, 0, stream_>>>(
+        N, E, node_ptr_.data(), node_slot_.data(), constrained_.data(), local_rhs_.data(), rhs_.data());
+    EB_CUDA_CHECK_LAUNCH();
+    if (load_nodes_) {
+      k_loads<T><<<blocks_for(load_nodes_, 128), 128, 0, stream_>>>(load_nodes_, load_node_.data(), load_ptr_.data(),
+                                                                     load_curve_.data(), load_force_.data(),
+                                                                     constrained_.data(), factors_.data(), rhs_.data());
+      EB_CUDA_CHECK_LAUNCH();
+    }
+  }
+  void enqueue_integrate(bool dynamic) {
+    const int64_t n = 3 * s_.num_nodes;
+    k_integrate<T><<<blocks_for(std::max<int64_t>(n, 1), kVectorThreads), kVectorThreads, 0, stream_>>>(
+        n, sol_.data(), u_.data(), v_.data(), T(s_.dt), dynamic, state_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+
+  linalg::CgSolver<T>& solver() { return static_ ? *cg_static_ : *cg_dynamic_; }
+
+  void make_solvers() {
+    auto options = [&](bool stat) {
+      linalg::CgOptions o = cg_options(s_.options, stat);
+      o.stream = stream_;
+      return o;
+    };
+    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*op_, options(false));
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*op_, options(true));
+  }
+
+  // One dynamic step as a graph: loads' factors from the device step counter, the phases, the
+  // preconditioner refresh and the whole fixed-count CG.
+  void capture() {
+    linalg::CgSolver<T>& cg = solver();
+    sync();
+    graph_ = cuda::capture_graph(stream_, [&] {
+      if (!s_.curves.empty())
+        k_curve_factors<<<1, 32 * ((int(s_.curves.size()) + 31) / 32), 0, stream_>>>(
+            int(s_.curves.size()), curves_.data(), state_.data(), s_.dt, factors_.data());
+      enqueue_rotation();
+      enqueue_matrix();
+      enqueue_update();
+      cg.refresh_preconditioner();
+      if (!s_.options.warm_start) zero_sol();
+      cg.enqueue(rhs_.data(), sol_.data());
+      enqueue_integrate(true);
+    });
+  }
+
+  void add_details(nlohmann::json& j) const override {
+    j["device"] = device_;
+    j["graph"] = use_graph();
+    j["sliced_steps"] = steps_;
+    j["gather_padding"] = index_entries_ > 0 ? double(padded_) / index_entries_ : 0.0;
+  }
+
+  int device_;
+  bool static_ = false;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t graph_ = nullptr;
+  cuda::EventTimer timer_;
+  std::size_t allocated_ = 0;
+  Offset steps_ = 0, padded_ = 0;
+  int load_nodes_ = 0;
+  linalg::SlicedGatherIndex gi_;
+  linalg::DeviceBcsr<T> K_;
+  cuda::DeviceBuffer<int32_t> conn_, idx_, load_node_;
+  cuda::DeviceBuffer<int> load_ptr_, load_curve_;
+  cuda::DeviceBuffer<double> load_force_, factors_;
+  cuda::DeviceBuffer<tled::DeviceCurve> curves_;
+  cuda::DeviceBuffer<T> Dm_inv_, Dm_, vol_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
+  cuda::DeviceBuffer<Offset> sub_ptr_, scatter_pos_, diag_pos_, node_ptr_;
+  cuda::DeviceBuffer<int64_t> node_slot_;
+  cuda::DeviceBuffer<uint16_t> scatter_keep_;
+  cuda::DeviceBuffer<uint8_t> constrained_;
+  cuda::DeviceBuffer<StepState> state_;
+  cuda::DeviceBuffer<DeviceChecks> checks_;
+  tet::Lame<T> lame_{};
+  ElementCoefficients<T> k_{};
+  std::unique_ptr<linalg::LinearOperator<T>> op_;
+  std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
+};
+
+}  // namespace
+
+std::unique_ptr<BcsrPcgSimulation> make_bcsr_pcg_cuda_impl(const Scenario& sc, const RunOptions& o) {
+  if (cuda_device_count() == 0) throw RuntimeFailure("bcsr-pcg cuda: " + cuda_device_info(o.device).reason);
+  BcsrPcgSetup s = build_bcsr_pcg_setup(sc, o);
+  if (o.precision == Precision::Fp32) return std::make_unique<BcsrPcgCuda<float>>(std::move(s), o.precision, o.device);
+  return std::make_unique<BcsrPcgCuda<double>>(std::move(s), o.precision, o.device);
+}
+
+std::unique_ptr<Simulation> make_bcsr_pcg_cuda(const Scenario& sc, const RunOptions& o) {
+  return make_bcsr_pcg_cuda_impl(sc, o);
+}
+
+}  // namespace eb::bcsr_pcg

@@ -1,0 +1,99 @@
+#pragma once
+// bcsr-pcg (Verschoor & Jalba 2012): what every backend shares, computed once in fp64 on the
+// host: the tetrahedral mesh, reference geometry, material, the boundary, the time step and the
+// assembly plan of the global BCSR matrix (solvers/linalg/element_gather.h).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "meshes/mesh.h"
+#include "solvers/common/method_options.h"
+#include "solvers/common/scenario.h"
+#include "solvers/common/simulation.h"
+#include "solvers/linalg/cg.h"
+#include "solvers/linalg/element_gather.h"
+
+namespace eb::bcsr_pcg {
+
+// How the local matrices reach the global one (solver.variant).
+enum class Update {
+  Gather,   // "gather" (default, the paper's Sec. 5.4): per matrix entry, its listed local values
+  Scatter,  // "scatter": every element adds its entries (atomic adds), the approach the paper rejects
+};
+Update parse_update(const std::string& variant);  // InputError listing the choices ("": gather)
+std::string to_string(Update u);
+std::vector<VariantInfo> bcsr_pcg_variants();
+
+// The [bcsr-pcg] section: --set bcsr-pcg.cg_iterations=18.
+struct BcsrPcgOptions {
+  int cg_iterations = 18;        // Jacobi-PCG iterations per step when cg_tolerance = 0 (the paper's 18)
+  double cg_tolerance = 0.0;     // > 0: iterate until ||r|| <= tol ||b||, at most cg_max_iterations
+  int cg_max_iterations = 1000;
+  double static_cg_tolerance = 1e-10;  // inner CG of static iterations (relative)
+  bool graph = true;             // CUDA: each step one CUDA graph; false: kernels timed per phase
+  bool warm_start = true;        // CG starts from the previous step's velocity (false: from 0)
+  std::string node_order = "rcm";  // node numbering for SpMV locality: rcm, metis, none (meshes/reorder.h)
+};
+template <class V> void visit(V& v, BcsrPcgOptions& o) {
+  v("cg_iterations", o.cg_iterations);
+  v("cg_tolerance", o.cg_tolerance);
+  v("cg_max_iterations", o.cg_max_iterations);
+  v("static_cg_tolerance", o.static_cg_tolerance);
+  v("graph", o.graph);
+  v("warm_start", o.warm_start);
+  v("node_order", o.node_order);
+}
+void validate_bcsr_pcg_options(const BcsrPcgOptions& o);  // InputError naming bcsr-pcg.KEY
+
+// The Jacobi-PCG of a time step (fixed cg_iterations, or cg_tolerance) or of a static iteration
+// (static_cg_tolerance), as the options say; the stream is the backend's to set.
+linalg::CgOptions cg_options(const BcsrPcgOptions& o, bool static_solve);
+
+// Point and surface loads merged per node (one entry per node and curve), so that a device
+// thread per entry adds to a node without atomics.
+struct NodeLoad {
+  int32_t node;
+  int curve;
+  double force[3];
+};
+
+struct BcsrPcgSetup {
+  std::string scenario_name;
+  Update update = Update::Gather;
+  BcsrPcgOptions options;
+  std::vector<mesh::Vec3> nodes;
+  std::vector<int32_t> connectivity;  // 4 per element
+  int64_t num_nodes = 0, num_elements = 0;
+  // Per element: Dm^{-1} (9), Dm (9: the reference edges X_a - X_0 as columns), volume.
+  std::vector<double> Dm_inv, Dm, volume;
+  double youngs = 0, poisson = 0, lambda = 0, mu = 0, density = 0;
+  double damping = 0;  // c of C_e = c N1 V: time.damping (1/s) x density
+  double dt = 0;
+  StaticSpec static_spec;  // [static]: tolerance and iteration limit of the static iterations
+  double gravity[3] = {0, 0, 0};
+  std::vector<uint8_t> constrained;  // per node, bit d: component d fixed
+  std::vector<uint8_t> fixed_any;
+  std::vector<NodeLoad> loads;       // sorted by node
+  std::vector<LoadCurve> curves;
+  linalg::BlockGatherPlan plan;
+  double min_volume = 0, max_volume = 0;
+
+  nlohmann::json describe() const;
+};
+
+BcsrPcgSetup build_bcsr_pcg_setup(const Scenario& scenario, const RunOptions& options);
+
+// Work per step, counted from the kernels (PERF_NOTES.md states the conventions): FLOPs and
+// compulsory bytes of each phase, and their sums. `layout_entries` is the number of values the
+// matrix update writes (the sliced layout's, padding included; the BCSR's on the CPU), and
+// `index_entries` the gather indices it reads (padding included).
+struct PhaseWork {
+  std::string phase;
+  double flops = 0, bytes = 0;
+};
+std::vector<PhaseWork> bcsr_pcg_phase_work(const BcsrPcgSetup& s, Precision p, double layout_entries,
+                                           double index_entries, double spmv_bytes, int cg_iterations);
+
+}  // namespace eb::bcsr_pcg

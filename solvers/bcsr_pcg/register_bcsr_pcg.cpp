@@ -1,0 +1,29 @@
+#include "solvers/bcsr_pcg/bcsr_pcg_setup.h"
+#include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
+#include "solvers/common/registry.h"
+
+namespace eb {
+
+void register_method_bcsr_pcg(MethodRegistry& r) {
+  MethodInfo info;
+  info.name = "bcsr-pcg";
+  info.summary =
+      "Verschoor & Jalba 2012: co-rotational linear tetrahedra, semi-implicit velocity update, global BCSR matrix "
+      "refreshed by a gather update, Jacobi-PCG";
+  info.variants = bcsr_pcg::bcsr_pcg_variants();
+  info.options = option_schema<bcsr_pcg::BcsrPcgOptions>(bcsr_pcg::validate_bcsr_pcg_options);
+  info.dynamic = true;
+  info.static_solve = true;
+  r.add_method(info);
+  for (const auto& v : info.variants)
+    for (Precision p : {Precision::Fp32, Precision::Fp64}) {
+      r.add({"bcsr-pcg", v.name, Backend::Cpu, p,
+             [](const Scenario& s, const RunOptions& o) { return bcsr_pcg::make_bcsr_pcg_cpu(s, o); }});
+#if defined(ELASTOBENCH_HAVE_CUDA)
+      r.add({"bcsr-pcg", v.name, Backend::Cuda, p,
+             [](const Scenario& s, const RunOptions& o) { return bcsr_pcg::make_bcsr_pcg_cuda(s, o); }});
+#endif
+    }
+}
+
+}  // namespace eb
