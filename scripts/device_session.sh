@@ -6,6 +6,7 @@
 #   tled    `reproduce strbac2015` in full (GPU, CPU 1/all threads, CalculiX) ~5 min
 #   hexmg   solvers/hexmg/gpu_session.sh: tests, bench_hexmg, `reproduce dick2011` ~4 min
 #   probe   solvers/hexmg/perf_probe.sh: A/B launch variants, phase timings, ncu per kernel ~4 min
+#   bcsr    test_bcsr_pcg_gpu, `reproduce verschoor2012` (GPU), ncu DRAM bytes of a bcsr-pcg step  ~8 min
 #   sanitize compute-sanitizer memcheck + racecheck over the GPU test binaries, error table  <=9 min
 #   repeat  the determinism tests (hexmg, tled) EB_REPEAT times (default 20), one process each   ~2 min
 #   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
@@ -37,6 +38,27 @@ for part in $parts; do
       [ -x "$B/bin/test_hexmg_gpu" ] && (cd "$B" && timeout 60 bin/test_hexmg_gpu --gtest_filter='Kernels/*' > "$OUT/test_hexmg_gpu_kernels.txt" 2>&1)
       "$B/bin/bench_ceilings" --benchmark_out="$OUT/ceilings.json" --benchmark_out_format=json \
         --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
+    bcsr)
+      # bcsr-pcg: its GPU tests with their output kept (the per-phase CUDA-vs-CPU errors), then
+      # `reproduce verschoor2012` (GPU rows and the CPU rows it runs; EB_VERSCHOOR_PARTS selects
+      # parts), then Nsight Compute's DRAM bytes of every kernel of one step of the largest bunny.
+      [ -x "$B/bin/test_bcsr_pcg_gpu" ] && (cd "$B" && timeout 240 bin/test_bcsr_pcg_gpu > "$OUT/test_bcsr_pcg_gpu.txt" 2>&1; echo "test_bcsr_pcg_gpu exit $?")
+      grep -E "PASSED|FAILED" "$OUT/test_bcsr_pcg_gpu.txt" | head -20
+      R=/tmp/eb_verschoor; rm -rf $R
+      timeout "${EB_VERSCHOOR_TIMEOUT:-420}" "$B/bin/elastobench" reproduce verschoor2012 --no-report -q -o $R \
+        ${EB_VERSCHOOR_PARTS:+--parts $EB_VERSCHOOR_PARTS} > "$OUT/verschoor2012.log" 2>&1
+      echo "verschoor2012 exit $?"
+      find $R -name vtk -type d -prune -exec rm -rf {} +
+      if command -v ncu >/dev/null && [ "${EB_BCSR_NCU:-1}" = "1" ]; then
+        for p in fp32 fp64; do
+          timeout 150 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+            --launch-skip 200 --launch-count 90 --csv "$B/bin/elastobench" run -m bcsr-pcg -s verschoor2012-bunny \
+            --set mesh.element_size=0.00515625 --set bcsr-pcg.graph=false --backend cuda --precision $p --steps 4 -q --allow-invalid \
+            -o /tmp/eb_ncu_$p > "$R/ncu_bunny128_$p.csv" 2> "$R/ncu_bunny128_$p.log"
+          echo "ncu $p exit $?"
+        done
+      fi
+      tar czf "$OUT/verschoor2012.tgz" -C $R . ;;
     tled)
       R=/tmp/eb_tled; rm -rf $R
       timeout 450 "$B/bin/elastobench" reproduce strbac2015 --no-report -q -o $R > "$OUT/strbac2015.log" 2>&1
@@ -95,13 +117,36 @@ for part in $parts; do
     sparse)
       # cuSPARSE is the toolkit's shared library: the image's CUDA 13 has it.
       export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64
-      for n in ${EB_SPARSE_SIZES:-80 160 240 400}; do
-        EB_BENCH_SPARSE_SIZES=$n timeout "${EB_SPARSE_TIMEOUT:-200}" "$B/bin/bench_sparse" \
+      # One process and one JSON per matrix, in the order given. EB_SPARSE_SIZES: matrix names
+      # (tests/linalg/bench_sparse.cpp: box<n>, bunny<r>, armadillo, armadillo_rcm, hand_rcm,
+      # raptor19409_rcm; a bare n means box<n>); meshes not staged (EB_DEVICE_MESHES) are left
+      # out, as the log says. The default is the ~0.1-1M-DOF set; box240, box400 and bunny256
+      # (2.7-12M DOFs: minutes of host-side conversions each) go in calls of their own, split by
+      # precision if need be: EB_SPARSE_SIZES=bunny256 EB_SPARSE_FILTER=fp64 EB_SPARSE_PART=fp64.
+      # bench_sparse rewrites its JSON whole after every benchmark (--eb_json_out: temporary file
+      # + rename), so a matrix cut by its timeout keeps a valid file of what finished. Each matrix
+      # gets at most EB_SPARSE_TIMEOUT s, all of them EB_SPARSE_BUDGET s (then the rest is
+      # skipped, listed). JSON and logs (bench_sparse_<matrix>[_<EB_SPARSE_PART>].*) travel as one
+      # tarball of linalg/ (the transfer takes 8 files), rebuilt after each matrix through a
+      # temporary name; unpack it into experiments/results/<device>/.
+      R=/tmp/eb_sparse; rm -rf $R; mkdir -p $R/linalg
+      budget_end=$((SECONDS + ${EB_SPARSE_BUDGET:-470}))
+      for m in ${EB_SPARSE_SIZES:-bunny53 armadillo_rcm hand_rcm raptor19409_rcm box80 armadillo bunny116 box160}; do
+        case $m in *[!0-9]*) ;; *) m=box$m ;; esac
+        left=$((budget_end - SECONDS)) t=${EB_SPARSE_TIMEOUT:-200}
+        [ $left -lt $t ] && t=$left
+        if [ $t -lt 20 ]; then echo "bench_sparse $m: not run (EB_SPARSE_BUDGET spent)"; continue; fi
+        f=$R/linalg/bench_sparse_$m${EB_SPARSE_PART:+_$EB_SPARSE_PART}
+        EB_BENCH_SPARSE_MATRICES=$m timeout "$t" "$B/bin/bench_sparse" \
           --benchmark_filter="${EB_SPARSE_FILTER:-.}" --benchmark_repetitions=5 --benchmark_min_time=0.05 \
-          --benchmark_report_aggregates_only=true \
-          --benchmark_out="$OUT/bench_sparse_box$n.json" --benchmark_out_format=json > "$OUT/bench_sparse_box$n.log" 2>&1
-        echo "bench_sparse box$n: exit $?"
-      done ;;
+          --benchmark_report_aggregates_only=true --eb_json_out="$f.json" > "$f.log" 2>&1
+        rc=$?
+        rm -f "$f.json.tmp"
+        ok=$(grep -c '"aggregate_name": "median"' "$f.json" 2>/dev/null) bad=$(grep -c '"error_occurred": true' "$f.json" 2>/dev/null)
+        echo "bench_sparse $m: exit $rc$([ $rc = 124 ] && echo ", cut at ${t}s"), ${ok:-0} benchmarks, ${bad:-0} failed runs"
+        tar czf "$OUT/bench_sparse.tgz.part" -C $R linalg && mv "$OUT/bench_sparse.tgz.part" "$OUT/bench_sparse.tgz"
+      done
+      grep -h "bench_sparse: " $R/linalg/*.log ;;
     *) echo "unknown part '$part' (common, tled, hexmg, probe, sanitize, repeat, sparse)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
