@@ -9,10 +9,12 @@
 //   cpu_triad.csv    the CPU's STREAM triad at 1..N threads, measured in this run
 //   meta.json        parameters, ceilings, conventions and the parts run
 //   runs/<label>/summary.json for every run
-// Parts: performance, iterations. No number from an invalid run is tabulated (the row keeps what
+// Parts: performance, iterations. EB_VERSCHOOR_SIZES=bunny:64,dragon:128 runs only those sizes in the
+// performance part, EB_VERSCHOOR_CPU=0 leaves its CPU rows out (device calls of limited length). No number from an invalid run is tabulated (the row keeps what
 // identifies it and "invalid: <reason>"). analysis/verschoor2012.py draws the figures.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -221,7 +223,18 @@ struct Size {
 
 void performance(const ExperimentContext& ctx, bool gpu, const Ceilings& ceilings, nlohmann::json& meta) {
   std::vector<Size> sizes;
-  if (ctx.quick) {
+  if (const char* env = std::getenv("EB_VERSCHOOR_SIZES"); env && *env) {
+    // "bunny:64,dragon:128": a subset, for device calls that cannot run every size at once.
+    std::stringstream list(env);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      const auto colon = item.find(':');
+      const auto it = std::find_if(kModels.begin(), kModels.end(), [&](const Model& m) { return m.name == item.substr(0, colon); });
+      if (colon == std::string::npos || it == kModels.end())
+        throw InputError("EB_VERSCHOOR_SIZES: '" + item + "' is not MODEL:N with MODEL bunny or dragon");
+      sizes.push_back({&*it, std::stoi(item.substr(colon + 1))});
+    }
+  } else if (ctx.quick) {
     for (int N : {8, 16, 24}) sizes.push_back({&kModels[0], N});
   } else {
     // ~600 to ~1.1M tetrahedra (merged: 627K at bunny N = 128).
@@ -232,6 +245,10 @@ void performance(const ExperimentContext& ctx, bool gpu, const Ceilings& ceiling
   CsvTable perf(kPerfColumns);
   nlohmann::json spmv = nlohmann::json::object();
   const int warmup = 3, timed = ctx.quick ? 5 : 10;
+  // EB_VERSCHOOR_CPU=0: GPU rows only (a device call that has no time for the CPU rows).
+  const char* cpu_env = std::getenv("EB_VERSCHOOR_CPU");
+  const bool cpu_rows = !(cpu_env && std::string(cpu_env) == "0");
+  meta["performance_cpu_rows"] = cpu_rows;
   for (const Size& sz : sizes) {
     const Model& m = *sz.model;
     {
@@ -252,6 +269,7 @@ void performance(const ExperimentContext& ctx, bool gpu, const Ceilings& ceiling
       }
       // The CPU at all threads on every size of the quick mode and up to N = 64 otherwise; one
       // thread (the papers' "one core") on the small ones.
+      if (!cpu_rows) continue;
       if (ctx.quick || sz.N <= 64) configs.push_back({Backend::Cpu, p, ctx.max_threads, "gather", false});
       if (ctx.max_threads > 1 && (ctx.quick ? sz.N <= 16 : sz.N <= 32))
         configs.push_back({Backend::Cpu, p, 1, "gather", false});

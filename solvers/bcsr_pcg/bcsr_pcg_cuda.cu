@@ -392,6 +392,21 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
 
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
+    if (!state_checked()) {  // the state copied out is checked too (see validity()), into its own counters
+      const DeviceChecks fresh{0, ~0ull, ~0ull, 0, 0, ~0ull};
+      state_checks_buf_.upload(&fresh, 1);
+      const int64_t E = s_.num_elements;
+      k_rotation<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
+          E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), state_checks_buf_.data(), state_.data());
+      EB_CUDA_CHECK_LAUNCH();
+      sync();
+      DeviceChecks c;
+      state_checks_buf_.download(&c, 1);
+      record_state_checks(int64_t(c.inverted),
+                          c.first_inverted != ~0ull ? int64_t(c.first_inverted & 0xffffffffull) : -1,
+                          c.min_det_key != ~0ull ? det_from_key(c.min_det_key) : std::numeric_limits<double>::infinity(),
+                          c.first_nonfinite != ~0ull ? int64_t(c.first_nonfinite & 0xffffffffull) : -1);
+    }
     sync();
     u = widen(u_.to_host());
     v = widen(v_.to_host());
@@ -537,6 +552,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     alloc(state_, 1, "bcsr-pcg step");
     state_.fill_zero();
     alloc(checks_, 1, "bcsr-pcg checks");
+    alloc(state_checks_buf_, 1, "bcsr-pcg state checks");
     reset_checks();
     lame_ = {T(s_.lambda), T(s_.mu)};
     op_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
@@ -696,7 +712,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   cuda::DeviceBuffer<uint16_t> scatter_keep_;
   cuda::DeviceBuffer<uint8_t> constrained_;
   cuda::DeviceBuffer<StepState> state_;
-  cuda::DeviceBuffer<DeviceChecks> checks_;
+  cuda::DeviceBuffer<DeviceChecks> checks_, state_checks_buf_;
   tet::Lame<T> lame_{};
   ElementCoefficients<T> k_{};
   std::unique_ptr<linalg::LinearOperator<T>> op_;

@@ -44,7 +44,10 @@ class BcsrPcgSimulation : public Simulation {
   void solve_static(double load_factor) override;
   WorkCounts work_per_step() const override;
   SolverStats solver_stats() const override { return stats_; }
-  ValidityCounts validity() const override { return counts_; }
+  // counts_, plus the check of the current state when copy_state_to_host made one that no step
+  // has repeated yet (a step's Rotation checks the state it starts from, so the last state of a
+  // run is otherwise never checked).
+  ValidityCounts validity() const override;
   nlohmann::json details() const override;
 
   const BcsrPcgSetup& setup() const { return s_; }
@@ -75,6 +78,10 @@ class BcsrPcgSimulation : public Simulation {
   virtual void step_impl();
   // Called by the backends' Rotation with the step's element checks.
   void record_checks(int64_t inverted, int64_t first_inverted, double min_det_f, int64_t first_nonfinite);
+  // The same checks of the current state (step_), made when the state is copied out; they count
+  // until a step starts from this state and records them itself.
+  void record_state_checks(int64_t inverted, int64_t first_inverted, double min_det_f, int64_t first_nonfinite);
+  bool state_checked() const { return state_checks_step_ == step_; }
   // Phase timings of the backend; the CG result of the step's solve.
   void record_solve(const linalg::CgResult& r);
   virtual void add_details(nlohmann::json& j) const { (void)j; }
@@ -88,6 +95,8 @@ class BcsrPcgSimulation : public Simulation {
   Backend backend_;
   Precision precision_;
   int64_t step_ = 0;
+  ValidityCounts state_checks_;
+  int64_t state_checks_step_ = -1;
   int64_t checks_step_ = 1;  // the step the next record_checks counts for (the one being computed)
   SolverStats stats_;
   ValidityCounts counts_;

@@ -212,6 +212,8 @@ LoopResult run_dynamic(Simulation& sim, const StepPlan& plan, double dt, const S
       break;
     }
   }
+  // A method may check the last state only when it is copied out (the final sample above).
+  validity.set_method_counts(sim.validity());
   r.steps = step;
   r.steps_per_second = measured_ms > 0 ? measured_steps / (measured_ms / 1000.0) : 0.0;
   r.time = {{"mode", "dynamic"},          {"dt", dt}, {"steps", step}, {"planned_steps", plan.total},

@@ -1,4 +1,4 @@
-// Validity and bad input. A load that inverts elements (gravity x 2,000 on the loaded box) is
+// Validity and bad input. The last state of a run is checked when it is copied out. A load that inverts elements (gravity x 2,000 on the loaded box) is
 // counted: inverted_element_steps > 0, and the element and step it names are checked against det F
 // computed here from the states themselves (ValidityCounts: "a step number names the state it
 // produced"; the Rotation of step k checks the state of step k - 1). Bad input is an InputError
@@ -67,6 +67,36 @@ TEST_P(Validity, InvertedElementsAreCountedWithElementAndStep) {
   EXPECT_EQ(later.first_inverted_step, c.first_inverted_step);
   EXPECT_EQ(later.first_inverted_element, c.first_inverted_element);
   EXPECT_GE(later.inverted_element_steps, c.inverted_element_steps);
+}
+
+// A step's Rotation checks the state the step starts from, so the last state of advance() is
+// checked only when it is copied out (copy_state_to_host, as the runner's final sample does); the
+// next step counts that state itself, and the two must not add up.
+TEST_P(Validity, LastStateIsCheckedWhenCopiedOut) {
+  const Regime r = GetParam();
+  EB_BCSR_PCG_SKIP_WITHOUT_DEVICE(r);
+  const std::vector<std::string> load = {"boundary.gravity=[0.0, -19620.0, -6000.0]"};
+  std::vector<double> u, v;
+  int64_t first = -1;  // the first inverted state, found step by step
+  {
+    auto probe = make(test_box(load), r);
+    for (int k = 0; k < 200 && probe->validity().inverted_element_steps == 0; ++k) {
+      probe->advance(1);
+      probe->copy_state_to_host(u, v);
+    }
+    first = probe->validity().first_inverted_step;
+  }
+  ASSERT_GT(first, 0);
+  auto sim = make(test_box(load), r);
+  sim->advance(int(first));  // the inverted state is the last one: no step has started from it
+  EXPECT_EQ(sim->validity().inverted_element_steps, 0);
+  sim->copy_state_to_host(u, v);
+  const ValidityCounts seen = sim->validity();
+  ASSERT_GT(seen.inverted_element_steps, 0);
+  EXPECT_EQ(seen.first_inverted_step, first);
+  sim->advance(1);  // starts from that state and counts it: once, not twice
+  EXPECT_EQ(sim->validity().inverted_element_steps, seen.inverted_element_steps);
+  EXPECT_EQ(sim->validity().first_inverted_step, first);
 }
 
 // The InputError's message, or "" when `f` throws none.
