@@ -8,9 +8,11 @@
 #   probe   solvers/hexmg/perf_probe.sh: A/B launch variants, phase timings, ncu per kernel ~4 min
 #   bcsr    test_bcsr_pcg_gpu, `reproduce verschoor2012` (GPU), ncu DRAM bytes of a bcsr-pcg step  ~8 min
 #   sanitize compute-sanitizer memcheck + racecheck over the GPU test binaries, error table  <=9 min
-#   repeat  the determinism tests (hexmg, tled) EB_REPEAT times (default 20), one process each   ~2 min
+#   repeat  the determinism tests (hexmg, tled, bcsr-pcg) EB_REPEAT times (default 20), one process each ~3 min
 #   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
-#           matrix size (EB_SPARSE_SIZES, default 80 160 240 400), 5 repetitions      ~6 min
+#           matrix (EB_SPARSE_SIZES, default the ~0.1M and ~1M DOF matrices and the real meshes;
+#           box240, box400, bunny256 each in a call of their own), 5 repetitions, EB_SPARSE_BUDGET s
+#           in all (default 470), one bench_sparse.tgz
 # Results go to $OUT as at most 8 files under 16 MB (the transfer's limits): logs, JSON, and one
 # tarball per experiment without VTK frames. File them here with scripts/import_device_results.sh.
 set -uo pipefail
@@ -108,7 +110,7 @@ for part in $parts; do
     repeat)
       # gtest's own repeat: one process, so a state leaking from one run into the next shows too.
       n=${EB_REPEAT:-20}
-      for bin in test_hexmg_gpu test_tled_gpu; do
+      for bin in test_hexmg_gpu test_tled_gpu test_bcsr_pcg_gpu; do
         [ -x "$B/bin/$bin" ] || continue
         (cd "$B" && timeout 240 "bin/$bin" --gtest_filter='*Determinism*' --gtest_repeat="$n" --gtest_brief=1 \
           > "$OUT/repeat_$bin.log" 2>&1)
@@ -147,7 +149,7 @@ for part in $parts; do
         tar czf "$OUT/bench_sparse.tgz.part" -C $R linalg && mv "$OUT/bench_sparse.tgz.part" "$OUT/bench_sparse.tgz"
       done
       grep -h "bench_sparse: " $R/linalg/*.log ;;
-    *) echo "unknown part '$part' (common, tled, hexmg, probe, sanitize, repeat, sparse)"; exit 2 ;;
+    *) echo "unknown part '$part' (common, tled, hexmg, probe, bcsr, sanitize, repeat, sparse)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

@@ -33,6 +33,12 @@ for f in "$@"; do
           rm -rf "${dest:?}/$name"
           cp -r "$d" "$dest/$name"
           echo "imported $name"
+        elif ls "$d"/*.json >/dev/null 2>&1; then
+          # A folder of benchmark JSON (bench_sparse.tgz: linalg/): one file per matrix, and a call
+          # may run only some matrices, so its files are merged into what is there.
+          mkdir -p "$dest/$name"
+          cp -r "$d"/. "$dest/$name/"
+          echo "merged $name"
         fi
       done
       rm -rf "$tmp"

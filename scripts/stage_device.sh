@@ -21,8 +21,11 @@ strip --strip-unneeded .devcarry/build/bin/* 2>/dev/null || true
 for bin in .devcarry/build/bin/*; do
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libbenchmark|libgomp|libtomlplusplus|libz\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .devcarry/lib/
-# bunny: hexmg and tled experiments; armadillo and raptor: linalg tests and bench_sparse.
-for m in ${EB_DEVICE_MESHES:-bunny.off Armadillo13K.msh raptorTetra_8418.vtu}; do cp "$DATA/$m" .devcarry/meshes/; done
+# bunny: hexmg, tled and verschoor2012 (with the dragon); armadillo, hand and raptor: linalg tests
+# and bench_sparse.
+for m in ${EB_DEVICE_MESHES:-bunny.off Dragon_50k.obj Armadillo13K.msh raptorTetra_8418.vtu raptorTetra_19409.vtu hand_olivier.mesh}; do
+  cp "$DATA/$m" .devcarry/meshes/
+done
 # CalculiX for the TLED comparison: the GPU machine is offline, so the binary and the shared
 # libraries it loads travel too (put on PATH/LD_LIBRARY_PATH by the session script).
 if [ "${EB_DEVICE_CCX:-1}" = "1" ] && command -v ccx >/dev/null; then
