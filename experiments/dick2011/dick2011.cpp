@@ -7,6 +7,9 @@
 //   convergence.csv  Fig. 11: residual reduction against time, multigrid V-cycles versus
 //                    Jacobi-preconditioned CG on the same system (1 CPU core, two model sizes)
 //   mg_factor.csv    residual reduction per V-cycle on the bunny (reported beside the cube test)
+//   accuracy.csv     Sec. 6: each step's 2-V-cycle solution against a solve to 1e-8
+//   mg_shapes.csv    residual and energy-norm factors per iteration of the paper's V-cycle and of
+//                    the corrected constructions on test shapes and the bunny at the four sizes
 //   meta.json        parameters, machine, sizes, what was run and what was simplified
 //   runs/<label>/    summary.json of every timed configuration; runs/vtk_bunny/ ParaView files
 //                    (volume frames and the bound render surface, Sec. 5)
@@ -17,7 +20,6 @@
 #include <fstream>
 #include <iostream>
 
-#include <Eigen/SparseCholesky>
 #include <map>
 
 #include "experiments/dick2011/bunny_scenario.h"
@@ -35,7 +37,6 @@
 #include "solvers/common/runner.h"
 #include "solvers/common/timers.h"
 #include "solvers/common/validity.h"
-#include "solvers/hexmg/algebraic_hierarchy.h"
 #include "solvers/hexmg/hexmg_simulation.h"
 
 namespace eb {
@@ -397,36 +398,21 @@ void run_accuracy(const ExperimentContext& ctx, const std::vector<int>& sizes, i
   meta["accuracy_steps"] = steps;
 }
 
-// The corrected coarse-grid construction(s) that run_shapes measures beside the paper's (issue 9):
-// the paper's trilinear P0 smoothed by one block-Jacobi step, exact Galerkin operators on every
-// level (solvers/hexmg/algebraic_hierarchy.h), CPU fp64. "smoothed_p" keeps the paper's cycle
-// (2 forward / 1 forward Gauss-Seidel sweeps); "smoothed_p_pcg" is MG-PCG, CG preconditioned by a
-// symmetric V-cycle (2 forward / 2 backward sweeps), so its rows are CG iterations, not V-cycles.
-struct ShapeVariant {
-  std::string name;
-  hexmg::AlgebraicOptions options;
-  bool pcg = false;
-};
+// Per-iteration factors on shapes built to expose the V-cycle's behaviour on thin features and on
+// the bunny at the paper's sizes (dick2011::measure_factors): the paper's V-cycle and the corrected
+// constructions of dick2011::factor_variants(), the first step from rest, CPU fp64, each until the
+// residual fell 1e-10 or 30 iterations; residual and energy-norm error factors. The energy error
+// is measured against a direct solve (sparse LDL^T, one refinement step) up to kDirectMaxElements
+// hexahedra, where the MG-PCG reference (recurrence residual kPcgReferenceTolerance) is solved
+// too and every row measured against both (energy_factor_pcg_reference); above, against the
+// MG-PCG reference only (the direct solve of the 269K bunny would need hours and ~55 GB).
+constexpr int64_t kDirectMaxElements = 50000;
+constexpr double kPcgReferenceTolerance = 1e-13;
 
-std::vector<ShapeVariant> shape_variants() {
-  hexmg::AlgebraicOptions v;
-  v.prolongation_smoothing = 1;
-  v.block_jacobi = true;
-  hexmg::AlgebraicOptions p = v;
-  p.pre_smooth = p.post_smooth = 2;
-  p.symmetric = true;
-  return {{"smoothed_p", v, false}, {"smoothed_p_pcg", p, true}};
-}
-
-// Per-cycle factors on shapes built to expose the V-cycle's behaviour on thin features, in the
-// residual and in the energy norm of the error against a direct solve of the same system
-// (Eigen's sparse LDL^T, fp64): the first step from rest, V-cycles until the energy error fell
-// 1e-10 or 30 cycles; the same for each of shape_variants(), from the same zero initial guess.
-// operator_complexity and work_per_cycle (matrix entries read per cycle / nnz(A_0)) come from
-// AlgebraicHierarchy, for the paper rows from its unsmoothed form, whose operators are the paper's.
 void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_sizes, nlohmann::json& meta) {
   CsvTable t({"shape", "variant", "description", "elements", "levels", "cycle", "residual_factor", "energy_factor",
-              "energy_error", "operator_complexity", "work_per_cycle"});
+              "energy_error", "relative_residual", "reference", "energy_factor_pcg_reference", "operator_complexity",
+              "work_per_cycle"});
   struct Case {
     std::string name, description;
     Scenario sc;
@@ -444,79 +430,65 @@ void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_size
   }
   for (int size : bunny_sizes)
     cases.push_back({"bunny_" + std::to_string(size), "the dick2011 bunny", load_scenario(kBunnyScenario, bunny_overrides(ctx, size))});
-  nlohmann::json names = nlohmann::json::array();
+  nlohmann::json names = nlohmann::json::array(), studies = nlohmann::json::object();
   for (const Case& c : cases) {
-    RunOptions o;
-    o.backend = Backend::Cpu;
-    o.precision = Precision::Fp64;
+    dick2011::FactorStudyOptions o;
     o.threads = ctx.max_threads;
     o.data_dir = ctx.data_dir;
-    auto sim = hexmg::make_hexmg(c.sc, o);
-    sim->begin_step();
-    std::vector<hexmg::HexmgSimulation::Triplet> trip;
-    std::vector<double> b, u;
-    sim->export_system(trip, b, u);
-    const Eigen::Index n = Eigen::Index(b.size());
-    Eigen::SparseMatrix<double> A(n, n);
-    std::vector<Eigen::Triplet<double>> et;
-    et.reserve(trip.size());
-    for (const auto& e : trip) et.emplace_back(e.row, e.col, e.value);
-    A.setFromTriplets(et.begin(), et.end());
-    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(A);
-    if (ldlt.info() != Eigen::Success) throw RuntimeFailure("dick2011 shapes: direct solve of '" + c.name + "' failed");
-    const Eigen::VectorXd x = ldlt.solve(Eigen::Map<const Eigen::VectorXd>(b.data(), n));
-    auto energy = [&](const std::vector<double>& uu) {
-      const Eigen::VectorXd e = Eigen::Map<const Eigen::VectorXd>(uu.data(), n) - x;
-      return std::sqrt(std::max(0.0, e.dot(A * e)));
-    };
-    const hexmg::SparseRows Ar = A;
-    const Eigen::VectorXd bb = Eigen::Map<const Eigen::VectorXd>(b.data(), n);
-    const std::string elements = std::to_string(sim->model().n_elems()), levels = std::to_string(sim->model().n_levels());
-    hexmg::AlgebraicOptions paper_options;
-    paper_options.prolongation_smoothing = 0;
-    const hexmg::AlgebraicHierarchy paper(sim->model(), Ar, paper_options);
-    const double e0 = energy(u);
-    double e = e0, r = sim->system_residual();
-    for (int cyc = 1; cyc <= 30 && e > 1e-10 * e0; ++cyc) {
-      sim->vcycle();
-      sim->export_system(trip, b, u);
-      const double en = energy(u), rn = sim->system_residual();
-      t.add_row({c.name, "paper", c.description, elements, levels, std::to_string(cyc), CsvTable::num(r > 0 ? rn / r : 0.0),
-                 CsvTable::num(e > 0 ? en / e : 0.0), CsvTable::num(e0 > 0 ? en / e0 : 0.0),
-                 CsvTable::num(paper.operator_complexity()), CsvTable::num(paper.work_per_cycle())});
-      e = en;
-      r = rn;
-    }
-    for (const ShapeVariant& v : shape_variants()) {
-      const hexmg::AlgebraicHierarchy h(sim->model(), Ar, v.options);
-      // A CG iteration reads A_0 once more than the V-cycle it applies.
-      const double work = h.work_per_cycle() + (v.pcg ? 1.0 : 0.0);
-      Eigen::VectorXd uv = Eigen::VectorXd::Zero(n);
-      const double ev0 = energy(std::vector<double>(size_t(n), 0.0));
-      double ev = ev0, rv = bb.norm();
-      auto record = [&](int k, const Eigen::VectorXd& x) {
-        const double en = energy(std::vector<double>(x.data(), x.data() + n)), rn = (bb - Ar * x).norm();
-        t.add_row({c.name, v.name, c.description, elements, levels, std::to_string(k), CsvTable::num(rv > 0 ? rn / rv : 0.0),
-                   CsvTable::num(ev > 0 ? en / ev : 0.0), CsvTable::num(ev0 > 0 ? en / ev0 : 0.0),
-                   CsvTable::num(h.operator_complexity()), CsvTable::num(work)});
-        ev = en;
-        rv = rn;
-        return ev > 1e-10 * ev0;
-      };
-      if (v.pcg) {
-        hexmg::mg_pcg(h, Ar, bb, uv, 30, 0.0, record);
-      } else {
-        for (int cyc = 1; cyc <= 30 && ev > 1e-10 * ev0; ++cyc) {
-          h.vcycle(bb, uv);
-          record(cyc, uv);
-        }
-      }
-    }
+    o.pcg_tolerance = kPcgReferenceTolerance;
+    o.direct_max_elements = kDirectMaxElements;
+    if (!ctx.quiet) std::cerr << "dick2011: shape " << c.name << "\n";
+    const dick2011::FactorStudy st = dick2011::measure_factors(c.sc, o);
+    const std::string elements = std::to_string(st.elements), levels = std::to_string(st.levels);
+    const bool direct = st.reference == dick2011::FactorReference::Direct;
+    const std::string ref = dick2011::to_string(st.reference);
+    auto num_or_empty = [](double v) { return std::isnan(v) ? std::string("") : CsvTable::num(v); };
+    for (const auto& r : st.rows)
+      t.add_row({c.name, r.variant, c.description, elements, levels, std::to_string(r.iteration), CsvTable::num(r.residual_factor),
+                 num_or_empty(r.energy_factor), CsvTable::num(r.energy_error), CsvTable::num(r.relative_residual), ref,
+                 num_or_empty(r.energy_factor_check), CsvTable::num(r.operator_complexity), CsvTable::num(r.work_per_cycle)});
+    nlohmann::json reached = nlohmann::json::object();
+    for (const auto& r : st.rows) reached[r.variant] = {{"iterations", r.iteration}, {"relative_residual", r.relative_residual},
+                                                        {"energy_error", r.energy_error}};
+    studies[c.name] = {{"elements", st.elements},
+                       {"system_size", st.system_size},
+                       {"levels", st.levels},
+                       {"reference", ref},
+                       {"reference_relative_residual", st.reference_residual},
+                       {"pcg_reference_iterations", st.pcg_iterations},
+                       {"pcg_reference_relative_residual", st.pcg_residual},
+                       {"max_energy_factor_difference_direct_vs_pcg_reference",
+                        direct ? nlohmann::json(st.max_check_difference) : nlohmann::json(nullptr)},
+                       {"reached", reached},
+                       {"reference_seconds", st.reference_seconds},
+                       {"seconds", st.seconds}};
     names.push_back(c.name);
     t.write(ctx.out_dir / "mg_shapes.csv");
-    if (!ctx.quiet) std::cerr << "dick2011: shape " << c.name << " done\n";
+    meta["mg_shapes"] = names;
+    meta["mg_shapes_studies"] = studies;
+    if (!ctx.quiet)
+      std::cerr << "dick2011: shape " << c.name << " done (" << st.elements << " hexahedra, " << st.seconds << " s"
+                << (direct ? ", max |energy factor difference| direct vs MG-PCG reference " + CsvTable::num(st.max_check_difference) : "")
+                << ")\n";
   }
   meta["mg_shapes"] = names;
+  meta["mg_shapes_studies"] = studies;
+  meta["mg_shapes_protocol"] = {
+      {"step", "the first step from rest, CPU fp64, initial guess 0"},
+      {"stop", "relative residual |r_k|/|r_0| <= 1e-10 or 30 iterations, per construction"},
+      {"reference_direct", "Eigen SimplicialLDLT (fp64) with one step of iterative refinement, models up to " +
+                               std::to_string(kDirectMaxElements) + " hexahedra; there every row is also measured "
+                               "against the MG-PCG reference (energy_factor_pcg_reference)"},
+      {"reference_mg_pcg", "CG preconditioned by the symmetric smoothed-P V-cycle (the smoothed_p_pcg hierarchy) "
+                           "from 0 until its recurrence residual fell to " + CsvTable::num(kPcgReferenceTolerance) +
+                           " |b| (the true |b - A x|/|b| reached: pcg_reference_relative_residual in mg_shapes_studies), "
+                           "models above " + std::to_string(kDirectMaxElements) + " hexahedra"},
+      {"energy_floor", "energy factors only while ||e_k||_A > 1e-11 ||e_0||_A (= ||x||_A): below, the references' "
+                       "own errors (a few 1e-14 of ||x||_A) would show; energy_factor is empty there, energy_error "
+                       "is as measured"},
+      {"pcg_reference_tolerance", kPcgReferenceTolerance},
+      {"energy_floor_relative", dick2011::FactorStudyOptions().energy_floor},
+      {"direct_max_elements", kDirectMaxElements}};
 }
 
 // ParaView output: volume frames through the runner and the bound render surface (Sec. 5).
@@ -630,7 +602,7 @@ void run(const ExperimentContext& ctx) {
     done("accuracy");
   }
   if (ctx.wants("shapes")) {
-    run_shapes(ctx, ctx.quick ? std::vector<int>{sizes[0]} : std::vector<int>{11900, 33300}, meta);
+    run_shapes(ctx, ctx.quick ? std::vector<int>{sizes[0]} : sizes, meta);
     done("shapes");
   }
   if (ctx.wants("vtk")) {

@@ -56,6 +56,13 @@ class AlgebraicHierarchy {
   // Slot-component index (3 slot + d of the model's level l) of each level-l unknown.
   const std::vector<int64_t>& dofs(int l) const { return levels_[l].dof; }
   const AlgebraicOptions& options() const { return opt_; }
+  // Changes the cycle of a built hierarchy (pre_smooth, post_smooth, symmetric): the levels do
+  // not depend on it, so one construction serves a stationary V-cycle and MG-PCG alike.
+  void set_cycle(int pre_smooth, int post_smooth, bool symmetric) {
+    opt_.pre_smooth = pre_smooth;
+    opt_.post_smooth = post_smooth;
+    opt_.symmetric = symmetric;
+  }
   // The omega used to smooth P of level l (0 when unsmoothed).
   double omega(int l) const { return levels_[l].omega; }
 

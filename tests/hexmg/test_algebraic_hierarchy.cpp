@@ -3,7 +3,8 @@
 // (3) unsmoothed, it reproduces the paper's geometric Galerkin operators of the CPU backend and
 // the paper's V-cycle; (4) its V-cycle converges on the clamped cube to 1e-10; (5) on a plate one
 // voxel thick, where the paper's coarse functions cannot bend, its energy-norm factor per cycle
-// is far below the paper construction's.
+// is far below the paper construction's; (6) the shapes study (dick2011::measure_factors) gives
+// the same per-iteration factors with its MG-PCG reference as with the direct solve.
 #include <Eigen/SparseCholesky>
 #include <cstdio>
 #include <filesystem>
@@ -219,6 +220,58 @@ TEST(AlgebraicHierarchy, FarFasterThanPaperOnThinPlate) {
   std::printf("plate_1 energy factor per V-cycle: paper %.3f, smoothed prolongation %.3f\n", paper, corrected);
   EXPECT_GE(paper, 0.6);  // the stall this construction exists to remove
   EXPECT_LE(corrected, 0.5 * paper);
+}
+
+// run_shapes measures the larger bunnies against an MG-PCG solve to 1e-13 instead of a direct
+// solve (infeasible there): on a model small enough for both, the two paths must give the same
+// rows, residual factors identically (the iterations do not depend on the reference) and energy
+// factors to 1e-3; the direct path's cross-check (every row against both references) agrees too.
+TEST(AlgebraicHierarchy, PcgReferenceGivesTheDirectFactors) {
+  const Scenario sc = shape_scenario("plate_2");
+  dick2011::FactorStudyOptions o;
+  o.threads = 1;
+  o.reference = dick2011::FactorReference::Direct;
+  o.cross_check = true;
+  const dick2011::FactorStudy direct = dick2011::measure_factors(sc, o);
+  o.reference = dick2011::FactorReference::MgPcg;
+  o.cross_check = false;
+  const dick2011::FactorStudy pcg = dick2011::measure_factors(sc, o);
+  EXPECT_EQ(direct.reference, dick2011::FactorReference::Direct);
+  EXPECT_EQ(pcg.reference, dick2011::FactorReference::MgPcg);
+  EXPECT_LE(pcg.reference_residual, 1e-12);  // the recurrence residual reached 1e-13; the true one stops at a few 1e-13
+  EXPECT_GT(pcg.pcg_iterations, 0);
+  ASSERT_EQ(direct.rows.size(), pcg.rows.size());
+  double worst = 0;
+  size_t compared = 0;
+  for (size_t i = 0; i < direct.rows.size(); ++i) {
+    const auto &a = direct.rows[i], &b = pcg.rows[i];
+    ASSERT_EQ(a.variant, b.variant);
+    ASSERT_EQ(a.iteration, b.iteration);
+    EXPECT_EQ(a.residual_factor, b.residual_factor) << a.variant << " " << a.iteration;
+    EXPECT_EQ(a.relative_residual, b.relative_residual);
+    EXPECT_TRUE(std::isnan(b.energy_factor_check));
+    // Energy factors are measured down to an energy error of 1e-11 (both paths decide alike).
+    EXPECT_EQ(std::isnan(a.energy_factor), a.energy_error <= o.energy_floor);
+    EXPECT_EQ(std::isnan(b.energy_factor), b.energy_error <= o.energy_floor);
+    if (a.energy_error > 1.01 * o.energy_floor && b.energy_error > 1.01 * o.energy_floor) {
+      ++compared;
+      EXPECT_NEAR(a.energy_factor, b.energy_factor, 1e-3) << a.variant << " " << a.iteration << " error " << a.energy_error;
+      EXPECT_NEAR(a.energy_factor, a.energy_factor_check, 1e-3) << a.variant << " " << a.iteration;
+      worst = std::max(worst, std::abs(a.energy_factor - b.energy_factor));
+    }
+    std::printf("%-15s %2d  residual %.3e  energy error %.3e  factor direct %.6f  MG-PCG %.6f  (check %.6f)\n", a.variant.c_str(),
+                a.iteration, a.relative_residual, a.energy_error, a.energy_factor, b.energy_factor, a.energy_factor_check);
+  }
+  std::printf("plate_2: %zu rows (%zu energy factors compared), max |energy factor difference| %.2e; MG-PCG reference %d "
+              "iterations, |r|/|b| %.2e; direct (refined) |r|/|b| %.2e\n",
+              direct.rows.size(), compared, worst, pcg.pcg_iterations, pcg.reference_residual, direct.reference_residual);
+  // Only the last row or two of a construction fall below the floor (its last iterations pass 1e-11).
+  EXPECT_GE(compared + 6, direct.rows.size());
+  EXPECT_LE(direct.max_check_difference, 1e-3);
+  // Every construction ran until the residual fell 1e-10 or 30 iterations.
+  for (size_t i = 0; i < direct.rows.size(); ++i)
+    if (i + 1 == direct.rows.size() || direct.rows[i + 1].variant != direct.rows[i].variant)
+      EXPECT_TRUE(direct.rows[i].relative_residual <= 1e-10 || direct.rows[i].iteration == 30) << direct.rows[i].variant;
 }
 
 }  // namespace
