@@ -1,3 +1,5 @@
+include(ElastoBenchFuzz)
+
 # ELASTOBENCH_SANITIZE: a comma-separated list for -fsanitize= (e.g. address,undefined), applied
 # to every C/C++ target. scripts/test.sh builds the CPU tests this way into build-asan.
 set(ELASTOBENCH_SANITIZE "" CACHE STRING "Sanitizers for host code, e.g. address,undefined (empty: none)")

@@ -19,6 +19,10 @@ bool add_vtk_cell(MeshFile& m, int vtk_type, const int64_t* ids, size_t n, int32
 // Cell arrays read as the element material (region), in order of preference: ours, then the
 // names meshio writes for Gmsh physical groups and Medit references, then VTK/FEniCS's.
 inline constexpr const char* kRegionArrayNames[] = {"material_id", "gmsh:physical", "medit:ref", "CellEntityIds"};
+// Ends the message of a file our reader refuses for a feature it lacks (not for bad input), so
+// that read_mesh_file can leave such a file to VTK's readers where they are compiled in.
+inline constexpr const char* kNotInBuiltinReader = "not supported by the built-in reader";
+
 // Rank of `name` in kRegionArrayNames; -1 when it is not a region array.
 int region_array_rank(const std::string& name);
 

@@ -60,6 +60,10 @@ struct WriteOptions {
 // Reads any supported file; checks finiteness and index ranges always, element orientation
 // when options.check_elements. An empty file (no nodes or no cells) is an error.
 MeshFile read_mesh_file(const std::filesystem::path& path, const ReadOptions& options = {});
+// The same from a file's content held in memory, with our own readers; `name` gives the
+// format by its extension and names the file in messages. TetGen's two-file format is not
+// accepted. The fuzz targets (tests/fuzz) enter here.
+MeshFile read_mesh_text(const std::string& name, std::string content, const ReadOptions& options = {});
 void write_mesh_file(const std::filesystem::path& path, const MeshFile& mesh, const WriteOptions& options = {});
 
 bool is_surface_extension(const std::filesystem::path& path);  // .obj .off .stl .ply .vtp

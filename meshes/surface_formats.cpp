@@ -1,5 +1,6 @@
 // Triangle surface formats: Wavefront OBJ, OFF, STL (ASCII and binary), PLY (ASCII and binary).
 // Polygons with more than three corners are split into a triangle fan.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -91,7 +92,7 @@ MeshFile read_off(TextReader& in) {
   in.integer("edge count");
   if (nv < 0 || nf < 0) in.fail("negative vertex or face count");
   MeshFile m;
-  m.nodes.resize(size_t(nv));
+  m.nodes.resize(in.checked_count(nv, 1, "vertex count"));
   std::string_view line, tok[3];
   in.rest_of_line();
   // Vertex lines may carry colours after x y z, so they are read a line at a time.
@@ -212,6 +213,7 @@ struct PlyElement {
   std::string name;
   size_t count = 0;
   std::vector<PlyProperty> props;
+  size_t line = 0;  // of the header's element line
 };
 
 std::string ply_xml_type(const std::string& t, const TextReader& in) {
@@ -243,7 +245,9 @@ MeshFile read_ply(TextReader& in) {
     } else if (tok[0] == "element" && n >= 3) {
       int64_t c = 0;
       if (!parse_integer(tok[2], c) || c < 0) in.fail_at(in.last_line(), "bad element count '" + std::string(tok[2]) + "'");
-      elems.push_back({std::string(tok[1]), size_t(c), {}});
+      for (const auto& e : elems)
+        if (e.name == tok[1]) in.fail_at(in.last_line(), "element '" + e.name + "' declared twice");
+      elems.push_back({std::string(tok[1]), size_t(c), {}, in.last_line()});
     } else if (tok[0] == "property" && !elems.empty()) {
       if (n >= 5 && tok[1] == "list")
         elems.back().props.push_back({std::string(tok[4]), ply_xml_type(std::string(tok[3]), in), ply_xml_type(std::string(tok[2]), in)});
@@ -273,20 +277,33 @@ MeshFile read_ply(TextReader& in) {
     in.seek(in.position() + s);
     return v;
   };
+  // The smallest an entry of `e` can be: a byte per ASCII value (TextReader::checked_count),
+  // the type's size per binary one (lists at their length field).
+  auto min_entry_bytes = [&](const PlyElement& e) {
+    size_t bytes = 0;
+    for (const auto& p : e.props) bytes += format == 0 ? 1 : vtk_type_size(p.count_type.empty() ? p.type : p.count_type);
+    return std::max<size_t>(bytes, 1);  // an element without properties is still counted
+  };
   std::vector<int32_t> corners;
   for (const auto& e : elems) {
     const bool is_vertex = e.name == "vertex", is_face = e.name == "face";
+    in.checked_count_from(in.position(), e.count, min_entry_bytes(e), "PLY element '" + e.name + "' count", e.line);
     if (is_vertex) m.nodes.resize(e.count);
     for (size_t i = 0; i < e.count; ++i) {
       corners.clear();
       for (const auto& p : e.props) {
         if (!p.count_type.empty()) {
           const double k = scalar(p.count_type, "list length");
-          if (k < 0 || k > 1000) in.fail("bad list length " + std::to_string(k) + " in " + e.name + " " + std::to_string(i));
-          for (int c = 0; c < int(k); ++c) {
+          int64_t length = 0;
+          if (!exact_integer(k, length) || length < 0 || length > 1000)
+            in.fail("bad list length " + format_double(k) + " in " + e.name + " " + std::to_string(i));
+          for (int64_t c = 0; c < length; ++c) {
             const double v = scalar(p.type, "list entry");
-            if (is_face && (p.name == "vertex_indices" || p.name == "vertex_index"))
-              corners.push_back(checked_index(int64_t(v), m.nodes.size(), in, "face vertex"));
+            if (is_face && (p.name == "vertex_indices" || p.name == "vertex_index")) {
+              int64_t index = -1;
+              if (!exact_integer(v, index)) in.fail("face vertex index " + format_double(v) + " is not an integer");
+              corners.push_back(checked_index(index, m.nodes.size(), in, "face vertex"));
+            }
           }
           continue;
         }

@@ -104,6 +104,20 @@ bool TextReader::next_line(std::string_view& out) {
   return true;
 }
 
+size_t TextReader::checked_count(int64_t n, size_t min_bytes, const std::string& what) const {
+  if (n < 0) fail("negative " + what + " " + std::to_string(n));
+  return checked_count_from(pos_, uint64_t(n), min_bytes, what);
+}
+
+size_t TextReader::checked_count_from(size_t from, uint64_t n, size_t min_bytes, const std::string& what, size_t line) const {
+  // Text items are separated by at least one byte that the last one may lack.
+  const uint64_t left = from < data_.size() ? uint64_t(data_.size() - from) + 1 : 1;
+  if (min_bytes > 0 && n > left / min_bytes)
+    fail_at(line ? line : line_, what + " " + std::to_string(n) + " cannot fit in the " + std::to_string(left - 1) +
+         " bytes left in the file (truncated file or corrupt header?)");
+  return size_t(n);
+}
+
 void TextReader::fail(const std::string& message) const { fail_at(line_, message); }
 
 void TextReader::fail_at(size_t line, const std::string& message) const {
@@ -126,6 +140,13 @@ bool parse_integer(std::string_view s, int64_t& out) {
   if (s.empty()) return false;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool exact_integer(double v, int64_t& out) {
+  constexpr double kLimit = 9007199254740992.0;  // 2^53
+  if (!(v >= -kLimit && v <= kLimit) || v != std::floor(v)) return false;
+  out = int64_t(v);
+  return true;
 }
 
 size_t split_tokens(std::string_view line, std::string_view* tokens, size_t max) {

@@ -39,6 +39,16 @@ class TextReader {
   // Number of the line last returned by next_line (for messages about it).
   size_t last_line() const { return last_line_; }
 
+  // A count `n` the file announces for items of at least `min_bytes` each, still to be read
+  // from here on: refused when negative or when the rest of the file cannot hold that many, so
+  // that nothing is allocated for a header claiming 10^12 nodes in a 1 KB file. Text readers
+  // pass 1 (what is allocated stays within a small multiple of the file's size) so that a
+  // merely truncated file still fails where it ends, naming that line.
+  size_t checked_count(int64_t n, size_t min_bytes, const std::string& what) const;
+  // The same with the rest of the file's bytes counted from `from` (binary blocks); a message
+  // names `line` when given (the header line that announced the count), else the current one.
+  size_t checked_count_from(size_t from, uint64_t n, size_t min_bytes, const std::string& what, size_t line = 0) const;
+
   [[noreturn]] void fail(const std::string& message) const;
   [[noreturn]] void fail_at(size_t line, const std::string& message) const;
 
@@ -56,6 +66,11 @@ class TextReader {
 // text; finite-ness is checked by the caller so it can name the line.
 bool parse_real(std::string_view s, double& out);
 bool parse_integer(std::string_view s, int64_t& out);
+
+// `v` as an integer when it is exactly one: binary and XML files may store indices, counts and
+// cell types in any numeric type, and converting a fraction, NaN or 1e300 to an integer type
+// is undefined. False beyond 2^53, where doubles stop holding every integer.
+bool exact_integer(double v, int64_t& out);
 
 // Splits a line into whitespace-separated tokens (at most `max` of them, the rest ignored).
 size_t split_tokens(std::string_view line, std::string_view* tokens, size_t max);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "meshes/binary_util.h"
@@ -79,20 +80,28 @@ void add_gmsh_element(MeshFile& m, int64_t type, const int64_t* file_tags, size_
 }
 
 // Gmsh v1 and v2 share the node/element line layout except for the tag fields.
+// Node and element sections may appear once: a second one would replace or extend the first
+// without the file saying which it means.
+void once(std::set<std::string>& seen, const std::string& section, TextReader& in) {
+  if (!seen.insert(section).second) in.fail("section " + section + " given twice");
+}
+
 void read_msh_v1v2_ascii(TextReader& in, MeshFile& m, bool v1) {
   NodeTags tags;
+  std::set<std::string> seen;
   while (!in.at_end()) {
     const std::string section(in.token("section"));
     if (section == (v1 ? "$NOD" : "$Nodes")) {
+      once(seen, section, in);
       const int64_t n = in.integer("node count");
-      if (n < 0) in.fail("negative node count");
-      m.nodes.resize(size_t(n));
+      m.nodes.resize(in.checked_count(n, 1, "node count"));
       for (int64_t i = 0; i < n; ++i) {
         tags.add(in.integer("node tag"), size_t(i), in);
         m.nodes[size_t(i)] = {in.real("node x"), in.real("node y"), in.real("node z")};
       }
       expect(in, v1 ? "$ENDNOD" : "$EndNodes");
     } else if (section == (v1 ? "$ELM" : "$Elements")) {
+      once(seen, section, in);
       const int64_t n = in.integer("element count");
       int64_t ids[32];
       for (int64_t e = 0; e < n; ++e) {
@@ -128,6 +137,7 @@ void read_msh_v1v2_ascii(TextReader& in, MeshFile& m, bool v1) {
 
 void read_msh_v2_binary(TextReader& in, MeshFile& m) {
   NodeTags tags;
+  std::set<std::string> seen;
   const std::string& d = in.data();
   auto need = [&](size_t bytes, const char* what) {
     if (in.position() + bytes > d.size()) in.fail(std::string("binary ") + what + " truncated");
@@ -141,9 +151,10 @@ void read_msh_v2_binary(TextReader& in, MeshFile& m) {
   while (!in.at_end()) {
     const std::string section(in.token("section"));
     if (section == "$Nodes") {
+      once(seen, section, in);
       const int64_t n = in.integer("node count");
+      m.nodes.resize(in.checked_count(n, 28, "node count"));
       in.rest_of_line();
-      m.nodes.resize(size_t(std::max<int64_t>(n, 0)));
       for (int64_t i = 0; i < n; ++i) {
         tags.add(i32("node tag"), size_t(i), in);
         need(24, "node coordinates");
@@ -156,6 +167,7 @@ void read_msh_v2_binary(TextReader& in, MeshFile& m) {
       }
       expect(in, "$EndNodes");
     } else if (section == "$Elements") {
+      once(seen, section, in);
       const int64_t n = in.integer("element count");
       in.rest_of_line();
       int64_t done = 0, ids[32];
@@ -186,8 +198,10 @@ void read_msh_v2_binary(TextReader& in, MeshFile& m) {
 void read_msh_v4_ascii(TextReader& in, MeshFile& m, bool v41) {
   NodeTags tags;
   std::map<int64_t, int32_t> volume_physical;  // volume entity tag -> first physical tag
+  std::set<std::string> seen;
   while (!in.at_end()) {
     const std::string section(in.token("section"));
+    if (section == "$Entities" || section == "$Nodes" || section == "$Elements") once(seen, section, in);
     if (section == "$Entities" && v41) {
       const int64_t np = in.integer("point count"), nc = in.integer("curve count"), ns = in.integer("surface count"),
                     nv = in.integer("volume count");
@@ -219,7 +233,7 @@ void read_msh_v4_ascii(TextReader& in, MeshFile& m, bool v41) {
         in.integer("max node tag");
       }
       if (total < 0 || blocks < 0) in.fail("negative node count");
-      m.nodes.reserve(size_t(total));
+      m.nodes.reserve(in.checked_count(total, 1, "node count"));
       std::vector<int64_t> block_tags;
       for (int64_t b = 0; b < blocks; ++b) {
         in.integer("entity");
@@ -228,7 +242,7 @@ void read_msh_v4_ascii(TextReader& in, MeshFile& m, bool v41) {
         if (n < 0) in.fail("negative node count in block");
         const int extra = parametric ? 3 : 0;  // at most u v w; only for curves/surfaces but harmless
         if (v41) {
-          block_tags.resize(size_t(n));
+          block_tags.resize(in.checked_count(n, 1, "nodes in block"));
           for (auto& t : block_tags) t = in.integer("node tag");
           for (int64_t i = 0; i < n; ++i) {
             tags.add(block_tags[size_t(i)], m.nodes.size(), in);
@@ -390,7 +404,7 @@ void write_msh(std::ostream& out, const MeshFile& m, MshVersion version) {
 MeshFile read_medit(TextReader& in) {
   in.set_comment_char('#');
   MeshFile m;
-  bool have_version = false;
+  bool have_version = false, have_vertices = false;
   while (!in.at_end()) {
     std::string key(in.token("keyword"));
     std::string lower = key;
@@ -411,7 +425,10 @@ MeshFile read_medit(TextReader& in) {
     const int64_t n = in.integer("entry count");
     if (n < 0) in.fail("negative count for " + key);
     if (lower == "vertices") {
-      m.nodes.resize(size_t(n));
+      // A second block would silently renumber what the elements read so far refer to.
+      if (have_vertices) in.fail_at(line, "Vertices given twice");
+      have_vertices = true;
+      m.nodes.resize(in.checked_count(n, 1, "vertex count"));
       for (auto& p : m.nodes) {
         p = {in.real("vertex x"), in.real("vertex y"), in.real("vertex z")};
         in.integer("vertex reference");
@@ -446,7 +463,8 @@ MeshFile read_medit(TextReader& in) {
       if (lower == "prisms" || lower == "pyramids") in.fail_at(line, key + " are not supported (tetrahedra and hexahedra only)");
       in.fail_at(line, "unknown Medit keyword '" + key + "'");
     }
-    for (int64_t e = 0; e < n * it->second; ++e) in.token("entry");
+    const size_t entries = in.checked_count(n, size_t(it->second), key + " count") * size_t(it->second);
+    for (size_t e = 0; e < entries; ++e) in.token("entry");
   }
   return m;
 }

@@ -19,6 +19,9 @@ namespace eb::mesh {
 namespace {
 
 constexpr size_t kBlockSize = size_t(1) << 18;
+// Deflate never compresses better than 1032:1, so a compressed array cannot hold more bytes
+// than that many times its own size; larger announced sizes are refused before allocating.
+constexpr uint64_t kMaxInflateRatio = 1032;
 
 // A frame outside the .pvd's folder brings folder names, which may hold any character, into
 // the file attribute.
@@ -255,23 +258,25 @@ class VtkXmlReader {
     const XmlArray* conn_a = find(cells_section, "connectivity");
     const XmlArray* off_a = find(cells_section, "offsets");
     if (!conn_a || !off_a) in_.fail("missing connectivity/offsets arrays in <" + cells_section + ">");
-    const auto offsets = values(*off_a, ncells_);
+    const auto offsets = integers(*off_a, ncells_);
+    if (ncells_ && offsets.back() < 0) in_.fail_at(off_a->line, "offsets array ends in a negative offset");
     const size_t nconn = ncells_ ? size_t(offsets.back()) : 0;
-    const auto conn = values(*conn_a, nconn);
-    std::vector<double> types(ncells_, 5.0);
+    const auto conn = integers(*conn_a, nconn);
+    std::vector<int64_t> types(ncells_, 5);
     if (!polydata_) {
       const XmlArray* types_a = find("Cells", "types");
       if (!types_a) in_.fail("missing types array in <Cells>");
-      types = values(*types_a, ncells_);
+      types = integers(*types_a, ncells_, INT32_MIN, INT32_MAX);
     }
-    std::vector<double> material;
+    std::vector<int64_t> material;
     for (const char* region : formats::kRegionArrayNames)
-      if (const XmlArray* mat = material.empty() ? find("CellData", region) : nullptr) material = values(*mat, ncells_);
+      if (const XmlArray* mat = material.empty() ? find("CellData", region) : nullptr)
+        material = integers(*mat, ncells_, INT32_MIN, INT32_MAX);
     std::vector<int64_t> ids;
     size_t begin = 0;
     for (size_t c = 0; c < ncells_; ++c) {
-      const size_t end = size_t(offsets[c]);
-      if (end < begin || end > nconn) in_.fail_at(off_a->line, "offsets array is not increasing at cell " + std::to_string(c + 1));
+      const size_t end = offsets[c] < 0 ? 0 : size_t(offsets[c]);
+      if (offsets[c] < 0 || end < begin || end > nconn) in_.fail_at(off_a->line, "offsets array is not increasing at cell " + std::to_string(c + 1));
       ids.assign(conn.begin() + long(begin), conn.begin() + long(end));
       for (auto v : ids)
         if (v < 0 || size_t(v) >= npoints_)
@@ -315,11 +320,16 @@ class VtkXmlReader {
         if (header_ != "UInt32" && header_ != "UInt64") in_.fail("unsupported header_type " + header_);
         compressed_ = !tag.attrs["compressor"].empty();
         if (compressed_ && tag.attrs["compressor"] != "vtkZLibDataCompressor")
-          in_.fail("compressor " + tag.attrs["compressor"] + " is not supported by the built-in reader (zlib only)");
+          in_.fail("compressor " + tag.attrs["compressor"] + " (zlib only) is " + formats::kNotInBuiltinReader);
       } else if (tag.name == "Piece") {
         if (npieces_++) in_.fail("files with more than one <Piece> are not supported");
         npoints_ = size_t(number(tag, "NumberOfPoints"));
         ncells_ = size_t(number(tag, polydata_ ? "NumberOfPolys" : "NumberOfCells"));
+        // Each point or cell takes at least one byte, compressed or not.
+        const uint64_t most = uint64_t(data_.size()) * kMaxInflateRatio;
+        if (npoints_ > most || ncells_ > most)
+          in_.fail("<Piece> announces " + std::to_string(npoints_) + " points and " + std::to_string(ncells_) +
+                   " cells, more than a file of " + std::to_string(data_.size()) + " bytes can hold");
         if (polydata_ && (number(tag, "NumberOfStrips") > 0))
           in_.fail("triangle strips in .vtp are not supported");
       } else if (tag.name == "DataArray") {
@@ -383,7 +393,14 @@ class VtkXmlReader {
       return out;
     }
     const uint64_t nb = word(0), bs = word(1), last = word(2);
-    const uint64_t total = nb == 0 ? 0 : (nb - 1) * bs + (last ? last : bs);
+    // The header's sizes come from the file: checked one by one so that no product wraps
+    // around to the expected total while a block points outside the buffer.
+    if (nb > avail / hs || (nb > 0 && bs == 0) || last > bs)
+      in_.fail_at(a.line, "compressed array '" + name_of(a) + "' has a corrupt block header");
+    const uint64_t full = nb == 0 ? 0 : nb - 1;
+    if (full > 0 && bs > count / full)
+      in_.fail_at(a.line, "compressed array '" + name_of(a) + "' holds more than the expected " + std::to_string(count) + " bytes");
+    const uint64_t total = nb == 0 ? 0 : full * bs + (last ? last : bs);
     if (total != count)
       in_.fail_at(a.line, "array '" + name_of(a) + "' holds " + std::to_string(total) + " bytes, expected " + std::to_string(count));
     out.resize(count);
@@ -391,7 +408,7 @@ class VtkXmlReader {
     for (uint64_t b = 0; b < nb; ++b) {
       const uint64_t cs = word(3 + b);
       const size_t len = (b + 1 == nb && last) ? last : bs;
-      if (cpos + cs > avail || !zlib_inflate(p + cpos, cs, out.data() + b * bs, len))
+      if (cs > avail - std::min<uint64_t>(cpos, avail) || !zlib_inflate(p + cpos, cs, out.data() + b * bs, len))
         in_.fail_at(a.line, "compressed data of array '" + name_of(a) + "' is corrupt or truncated");
       cpos += cs;
     }
@@ -401,7 +418,26 @@ class VtkXmlReader {
 
   static std::string name_of(const XmlArray& a) {
     const auto it = a.attrs.find("Name");
-    return it == a.attrs.end() ? "?" : it->second;
+    return it == a.attrs.end() ? a.section : it->second;  // <Points> has one unnamed array
+  }
+
+  // Refuses an array of `count` values that `bytes` bytes of the file cannot hold (`ratio`:
+  // at most 1032 for zlib-compressed data) before anything is allocated for it.
+  void check_fits(const XmlArray& a, size_t count, size_t bytes_each, uint64_t bytes, uint64_t ratio) {
+    if (bytes_each && count > bytes / bytes_each * ratio + ratio)
+      in_.fail_at(a.line, "array '" + name_of(a) + "' should hold " + std::to_string(count) + " values, more than its " +
+                              std::to_string(bytes) + " bytes in the file can (truncated file or corrupt header?)");
+  }
+
+  // An integer array: offsets, connectivity, cell types, regions (in [lo, hi]).
+  std::vector<int64_t> integers(const XmlArray& a, size_t count, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) {
+    const auto v = values(a, count);
+    std::vector<int64_t> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!exact_integer(v[i], out[i]) || out[i] < lo || out[i] > hi)
+        in_.fail_at(a.line, "array '" + name_of(a) + "' holds " + format_double(v[i]) + " at entry " + std::to_string(i) +
+                                ", not an integer in range");
+    return out;
   }
 
   std::vector<double> values(const XmlArray& a, size_t count) {
@@ -409,19 +445,25 @@ class VtkXmlReader {
     const std::string type = type_it == a.attrs.end() ? "" : type_it->second;
     const size_t ts = vtk_type_size(type);
     if (!ts) in_.fail_at(a.line, "array '" + name_of(a) + "' has unsupported type '" + type + "'");
-    std::vector<double> v(count);
+    std::vector<double> v;
     const auto fmt_it = a.attrs.find("format");
     const std::string format = fmt_it == a.attrs.end() ? "ascii" : fmt_it->second;
+    const uint64_t ratio = compressed_ ? kMaxInflateRatio : 1;
     if (format == "ascii") {
+      check_fits(a, count, 1, a.text_end - a.text_begin, 1);
+      v.resize(count);
       TextReader text(in_.name(), data_.substr(a.text_begin, a.text_end - a.text_begin));
       text.seek(0);
       for (size_t i = 0; i < count; ++i) {
         const auto t = text.try_token();
         if (t.empty()) in_.fail_at(a.line, "array '" + name_of(a) + "' has " + std::to_string(i) + " values, expected " + std::to_string(count));
         if (!parse_real(t, v[i])) in_.fail_at(a.line + text.line() - 1, "malformed number '" + std::string(t) + "' in array '" + name_of(a) + "'");
+        if (!std::isfinite(v[i])) in_.fail_at(a.line + text.line() - 1, "non-finite value '" + std::string(t) + "' in array '" + name_of(a) + "'");
       }
     } else if (format == "binary") {
       const std::string raw = base64_decode(std::string_view(data_).substr(a.text_begin, a.text_end - a.text_begin));
+      check_fits(a, count, ts, raw.size(), ratio);
+      v.resize(count);
       size_t used = 0;
       const auto bytes = header_bytes_decode(raw.data(), raw.size(), used, count * ts, a);
       convert_to_double(type, bytes.data(), count, little_, v.data());
@@ -431,9 +473,11 @@ class VtkXmlReader {
       const auto off_it = a.attrs.find("offset");
       if (off_it == a.attrs.end() || !parse_integer(off_it->second, off) || off < 0)
         in_.fail_at(a.line, "array '" + name_of(a) + "' has no valid offset");
-      if (appended_base64_) in_.fail_at(a.line, "base64-encoded appended data is not supported by the built-in reader");
-      const size_t start = appended_ + size_t(off);
+      if (appended_base64_) in_.fail_at(a.line, std::string("base64-encoded appended data is ") + formats::kNotInBuiltinReader);
+      const size_t start = uint64_t(off) > data_.size() ? data_.size() + 1 : appended_ + size_t(off);
       if (start > data_.size()) in_.fail_at(a.line, "array '" + name_of(a) + "' starts past the end of the file (truncated)");
+      check_fits(a, count, ts, data_.size() - start, ratio);
+      v.resize(count);
       size_t used = 0;
       const auto bytes = header_bytes_decode(data_.data() + start, data_.size() - start, used, count * ts, a);
       convert_to_double(type, bytes.data(), count, little_, v.data());

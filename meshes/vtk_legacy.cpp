@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include "meshes/binary_util.h"
 #include "meshes/errors.h"
@@ -48,8 +49,12 @@ class LegacyReader {
     MeshFile m;
     std::vector<int64_t> cell_conn, cell_offsets, types;
     size_t cell_line = 0;
+    std::set<std::string> seen;
     while (!in_.at_end()) {
       const std::string key(in_.token("section keyword"));
+      // A second block would replace the first without the file saying which it means.
+      if ((key == "POINTS" || key == "CELLS" || key == "POLYGONS" || key == "CELL_TYPES") && !seen.insert(key).second)
+        in_.fail(key + " given twice");
       if (key == "POINTS") {
         const size_t n = count("number of points");
         const auto type = xml_type(std::string(in_.token("point type")), in_);
@@ -62,8 +67,8 @@ class LegacyReader {
         if (key == "POLYGONS") types.assign(cell_offsets.size() - 1, 5);
       } else if (key == "CELL_TYPES") {
         const size_t n = count("number of cell types");
-        const auto t = read_array("Int32", n, "cell types");
-        types.assign(t.begin(), t.end());
+        types.clear();
+        for (double x : read_array("Int32", n, "cell types")) types.push_back(integer_value(x, "cell types"));
       } else if (key == "CELL_DATA" || key == "POINT_DATA") {
         // Attributes come last; only a region array of the cells is kept (kRegionArrayNames).
         read_attributes(key == "CELL_DATA");
@@ -87,20 +92,32 @@ class LegacyReader {
         if (ids[k] < 0 || size_t(ids[k]) >= m.nodes.size())
           in_.fail_at(cell_line, "cell " + std::to_string(c + 1) + " refers to point " + std::to_string(ids[k]) +
                                      ", out of range 0.." + std::to_string(m.nodes.empty() ? 0 : m.nodes.size() - 1));
-      const int32_t mat = material_.size() == types.size() ? int32_t(material_[c]) : 0;
+      int32_t mat = 0;
+      if (material_.size() == types.size()) {
+        const int64_t v = integer_value(material_[c], "the region array");
+        if (v < INT32_MIN || v > INT32_MAX) in_.fail_at(cell_line, "region " + std::to_string(v) + " of cell " + std::to_string(c + 1) + " is out of range");
+        mat = int32_t(v);
+      }
+      if (types[c] < INT32_MIN || types[c] > INT32_MAX) in_.fail_at(cell_line, "bad cell type " + std::to_string(types[c]));
       add_vtk_cell(m, int(types[c]), ids, n, mat, in_);
     }
     return m;
   }
 
  private:
-  size_t count(const char* what) {
-    const int64_t n = in_.integer(what);
-    if (n < 0) in_.fail(std::string("negative ") + what);
-    return size_t(n);
+  // Every counted item takes at least a byte, so no count (nor a product of two) can
+  // overflow before read_array checks the bytes an array needs.
+  size_t count(const char* what) { return in_.checked_count(in_.integer(what), 1, what); }
+
+  // A value of an integer array (offsets, connectivity, cell types, regions) read as double.
+  int64_t integer_value(double v, const char* what) {
+    int64_t out = 0;
+    if (!exact_integer(v, out)) in_.fail(std::string("non-integer value ") + format_double(v) + " in " + what);
+    return out;
   }
 
   std::vector<double> read_array(const std::string& type, size_t n, const char* what) {
+    in_.checked_count_from(in_.position(), n, binary_ ? vtk_type_size(type) : 1, std::string("number of ") + what);
     std::vector<double> v(n);
     if (!binary_) {
       for (size_t i = 0; i < n; ++i) v[i] = in_.real(what);
@@ -127,21 +144,24 @@ class LegacyReader {
       const auto o = read_array(xml_type(std::string(in_.token("offset type")), in_), a, "offsets");
       if (in_.token("CONNECTIVITY") != "CONNECTIVITY") in_.fail("expected CONNECTIVITY");
       const auto c = read_array(xml_type(std::string(in_.token("connectivity type")), in_), b, "connectivity");
-      offsets.assign(o.begin(), o.end());
-      conn.assign(c.begin(), c.end());
+      offsets.clear();
+      conn.clear();
+      for (double x : o) offsets.push_back(integer_value(x, "offsets"));
+      for (double x : c) conn.push_back(integer_value(x, "connectivity"));
+      if (offsets.empty() || offsets[0] != 0) in_.fail("OFFSETS must start at 0");
       for (size_t i = 1; i < offsets.size(); ++i)
-        if (offsets[i] < offsets[i - 1] || size_t(offsets[i]) > conn.size()) in_.fail("OFFSETS are not increasing");
+        if (offsets[i] < offsets[i - 1] || uint64_t(offsets[i]) > conn.size()) in_.fail("OFFSETS are not increasing");
       return;
     }
     const auto flat = read_array("Int32", b, "cell list");
     size_t pos = 0;
     for (size_t c = 0; c < a; ++c) {
       if (pos >= flat.size()) in_.fail("cell list is shorter than its " + std::to_string(a) + " cells");
-      const size_t n = size_t(flat[pos++]);
-      if (pos + n > flat.size()) in_.fail("cell " + std::to_string(c + 1) + " runs past the end of the cell list");
-      conn.insert(conn.end(), flat.begin() + long(pos), flat.begin() + long(pos + n));
+      const int64_t n = integer_value(flat[pos++], "cell list");
+      if (n < 0 || uint64_t(n) > flat.size() - pos) in_.fail("cell " + std::to_string(c + 1) + " runs past the end of the cell list");
+      for (size_t k = pos; k < pos + size_t(n); ++k) conn.push_back(integer_value(flat[k], "cell list"));
       offsets.push_back(int64_t(conn.size()));
-      pos += n;
+      pos += size_t(n);
     }
   }
 

@@ -193,6 +193,49 @@ std::string read_file_text(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// JSON parsing that refuses what nlohmann::json accepts silently: a key given twice in one
+// object (the last would win, so a scenario would not say what it seems to), and nesting
+// deeper than any scenario needs (the converters and validators recurse).
+json parse_json_strictly(const std::string& text, const std::string& origin) {
+  constexpr int kMaxDepth = 32;
+  struct Level {
+    std::set<std::string> keys;
+    std::string path;  // dotted key of this object or array, for messages
+  };
+  std::vector<Level> open;
+  std::string pending_key;  // the key whose value comes next
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth) throw InputError(origin + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: {
+        std::string path = open.empty() ? "" : open.back().path;
+        if (!pending_key.empty()) path += (path.empty() ? "" : ".") + pending_key;
+        pending_key.clear();
+        open.push_back({{}, path});
+        break;
+      }
+      case json::parse_event_t::key: {
+        pending_key = parsed.get<std::string>();
+        if (!open.empty() && !open.back().keys.insert(pending_key).second) {
+          const std::string& p = open.back().path;
+          throw InputError(origin + ": key '" + (p.empty() ? "" : p + ".") + pending_key + "' appears twice");
+        }
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case json::parse_event_t::value:
+        pending_key.clear();
+        break;
+    }
+    return true;
+  };
+  return json::parse(text, check);
+}
+
 json toml_to_json(const toml::node& node) {
   if (const auto* t = node.as_table()) {
     json o = json::object();
@@ -291,6 +334,11 @@ ElasticConstants elastic_constants(const MaterialSpec& m) {
   if (en) {
     if (!m.youngs_modulus || !m.poisson_ratio)
       throw InputError("material: youngs_modulus and poisson_ratio must be given together");
+    // The keys are named here; the two-number overload serves callers without a scenario.
+    if (!(*m.youngs_modulus > 0))
+      throw InputError("scenario key 'material.youngs_modulus' (Young's modulus) must be positive, got " + std::to_string(*m.youngs_modulus));
+    if (!(*m.poisson_ratio > -1.0 && *m.poisson_ratio < 0.5))
+      throw InputError("scenario key 'material.poisson_ratio' (Poisson ratio) must lie in (-1, 0.5), got " + std::to_string(*m.poisson_ratio));
     return elastic_constants(*m.youngs_modulus, *m.poisson_ratio);
   }
   double lambda, mu;
@@ -440,7 +488,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
 nlohmann::json parse_scenario_text(const std::string& text, const std::string& format, const std::string& origin) {
   if (format == "json") {
     try {
-      return nlohmann::json::parse(text);
+      return parse_json_strictly(text, origin);
     } catch (const nlohmann::json::parse_error& e) {
       throw InputError(origin + ": invalid JSON: " + e.what());
     }
