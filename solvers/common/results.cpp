@@ -35,7 +35,8 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   if (!in) throw InputError("cannot open " + path.string());
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number beyond double's range (1e400).
     throw InputError(path.string() + ": not valid JSON (" + e.what() + ")");
   }
 }

@@ -120,7 +120,8 @@ class StrictReader {
  private:
   [[noreturn]] void fail(const std::string& key, const char* expected, const nlohmann::json& got) const {
     throw InputError(origin_ + ": key '" + key + "' must be " + expected + ", got " +
-                     visit_io_detail::json_type_name(got) + " (" + got.dump() + ")");
+                     visit_io_detail::json_type_name(got) + " (" +
+                         got.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ")");
   }
   const nlohmann::json& obj_;
   std::string path_;

@@ -271,6 +271,10 @@ def scenario_cases(tmp):
     cases.append(("scenario-text", "toml-truncated", "truncated.toml", toml_text[:toml_text.index("[", len(toml_text) // 2) + 3], ":"))
     cases.append(("scenario-text", "json-truncated", "truncated.json", json_text[:len(json_text) // 2], "invalid JSON"))
     cases.append(("scenario-text", "json-malformed", "malformed.json", json_text.replace(":", "=", 1), "invalid JSON"))
+    cases.append(("scenario-text", "toml-non-ascii-bare-key", "non_ascii.toml",
+                  "\n".join(lines[:mesh_line + 1] + ["\u00e9lements = 3"] + lines[mesh_line + 1:]) + "\n", ":%d:" % (mesh_line + 2)))
+    cases.append(("scenario-text", "json-number-overflow", "overflow.json", json_text.replace('"density": 1000.0', '"density": 1e400', 1),
+                  "invalid JSON"))
     cases.append(("scenario-text", "json-deep", "deep.json", '{"mesh": ' + "[" * 5000 + "]" * 5000 + "}", "deep"))
     return cases
 
