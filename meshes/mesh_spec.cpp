@@ -1,12 +1,15 @@
 #include "meshes/mesh_spec.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <sstream>
 
 #include "meshes/box.h"
 #include "meshes/errors.h"
 #include "meshes/geometry.h"
 #include "meshes/gmsh_tet.h"
+#include "meshes/host_memory.h"
 #include "meshes/mesh_io.h"
 #include "meshes/sphere.h"
 #include "meshes/voxel_tets.h"
@@ -38,17 +41,28 @@ std::filesystem::path resolve_data_file(const std::string& file, const std::file
 }
 
 std::array<int, 3> box_divisions(const MeshSpec& spec) {
-  std::array<int, 3> n{};
+  // Counted in double first: a tiny element_size gives counts beyond int, and the memory they
+  // need is refused before anything is allocated.
+  double count[3];
   for (int d = 0; d < 3; ++d) {
     if (!(spec.size[d] > 0.0)) throw InputError("mesh.size must be positive in every axis");
     if (spec.element_size > 0.0)
-      n[d] = std::max(1, int(std::lround(spec.size[d] / spec.element_size)));
+      count[d] = std::max(1.0, std::round(spec.size[d] / spec.element_size));
     else if (spec.elements_per_edge > 0)
-      n[d] = spec.elements_per_edge;
+      count[d] = spec.elements_per_edge;
     else
       throw InputError("a box mesh needs mesh.element_size > 0 or mesh.elements_per_edge > 0");
   }
-  return n;
+  const double elements = count[0] * count[1] * count[2];
+  const double nodes = (count[0] + 1) * (count[1] + 1) * (count[2] + 1);
+  // The mesh alone, as hexahedra (8 indices); tetrahedra and every method's state add to it.
+  std::ostringstream what;
+  what << "a box mesh of " << count[0] << " x " << count[1] << " x " << count[2] << " = " << elements << " elements";
+  if (spec.element_size > 0.0) what << " (mesh.element_size " << spec.element_size << ")";
+  require_host_memory(nodes * sizeof(Vec3) + elements * 8 * sizeof(int32_t), what.str());
+  // Node indices are int32_t.
+  if (nodes > double(INT32_MAX)) throw RuntimeFailure(what.str() + " has more nodes than 32-bit indices can number");
+  return {int(count[0]), int(count[1]), int(count[2])};
 }
 
 namespace {

@@ -9,6 +9,7 @@ usage: method_faults.py ELASTOBENCH
   unconstrained body under gravity, dynamic  exit 0, valid: a free fall (the body moves down)
   unconstrained body, static solve           exit 1, naming an element and the step
   a load that inverts elements mid-run       exit 1, "element N inverted ... at step S"
+  a mesh needing more memory than available  exit 1, the estimate and the limit, nothing written
 Each method first runs the valid mesh file, so that a refusal is the bad element's doing.
 """
 import json
@@ -109,6 +110,12 @@ def main():
                                       "--set", "time.mode=static", "--out", "%s/%s_free_static" % (tmp, m)], tmp)
                 check("%s-unconstrained-static" % m, rc == 1 and re.search(r"element \d+ .* at step \d+", msg),
                       "exit %d: %s" % (rc, msg))
+            # Far more memory than any machine has: refused before allocating, giving both numbers.
+            out = "%s/%s_huge" % (tmp, m)
+            rc, msg = run(base + ["--set", "mesh.element_size=1e-5", "--out", out], tmp)
+            check("%s-memory-limit" % m, rc == 1 and re.search(r"mesh.element_size 1e-05\) needs at least [0-9.e+]+ GB "
+                                                              r"of host memory; [0-9.e+]+ GB are available", msg)
+                  and not os.path.exists(out), "exit %d: %s" % (rc, msg))
             # A million g: elements invert within the run.
             rc, msg = run(base + ["--set", "boundary.gravity=[0,0,-1e7]", "--set", "mesh.elements_per_edge=2",
                                   "--steps", "60", "--out", "%s/%s_crush" % (tmp, m)], tmp)
