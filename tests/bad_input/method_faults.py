@@ -10,6 +10,7 @@ usage: method_faults.py ELASTOBENCH
   unconstrained body, static solve           exit 1, naming an element and the step
   a load that inverts elements mid-run       exit 1, "element N inverted ... at step S"
   a mesh needing more memory than available  exit 1, the estimate and the limit, nothing written
+  an option of the method's section of the wrong type   exit 2 naming the key
 Each method first runs the valid mesh file, so that a refusal is the bad element's doing.
 """
 import json
@@ -110,6 +111,13 @@ def main():
                                       "--set", "time.mode=static", "--out", "%s/%s_free_static" % (tmp, m)], tmp)
                 check("%s-unconstrained-static" % m, rc == 1 and re.search(r"element \d+ .* at step \d+", msg),
                       "exit %d: %s" % (rc, msg))
+            # The method's own section: every option given a value of the wrong type.
+            for key, default in sorted(info[m]["options"].items()):
+                wrong = "seventeen" if not isinstance(default, str) else "17"
+                out = "%s/%s_opt" % (tmp, m)
+                rc, msg = run(base + ["--set", "%s.%s=%s" % (m, key, wrong), "--out", out], tmp)
+                check("%s-option-%s-wrong-type" % (m, key), rc == 2 and ("%s.%s" % (m, key)) in msg
+                      and not os.path.exists(out), "exit %d: %s" % (rc, msg))
             # Far more memory than any machine has: refused before allocating, giving both numbers.
             out = "%s/%s_huge" % (tmp, m)
             rc, msg = run(base + ["--set", "mesh.element_size=1e-5", "--out", out], tmp)
