@@ -494,7 +494,8 @@ MeshFile read_tetgen(const std::filesystem::path& node_file, const std::filesyst
                 nmark = nodes.integer("boundary marker flag");
   if (dim != 3) nodes.fail("only 3-D .node files are supported");
   if (n < 0 || nattr < 0 || nmark < 0 || nmark > 1) nodes.fail("bad .node header");
-  m.nodes.resize(size_t(n));
+  nodes.checked_count(nattr, 1, "attribute count");  // bounds nattr + nmark below
+  m.nodes.resize(nodes.checked_count(n, 1, "node count"));
   int64_t first = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t id = nodes.integer("node index");
@@ -515,16 +516,20 @@ MeshFile read_tetgen(const std::filesystem::path& node_file, const std::filesyst
   for (int64_t e = 0; e < ne; ++e) {
     ele.integer("tetrahedron index");
     for (int64_t k = 0; k < per; ++k) {
-      const int64_t v = ele.integer("tetrahedron node") - first;
-      if (v < 0 || v >= n)
-        ele.fail("tetrahedron " + std::to_string(e + first) + " refers to node " + std::to_string(v + first) +
+      // Compared before subtracting `first`: INT64_MIN - 1 would overflow.
+      const int64_t raw = ele.integer("tetrahedron node");
+      if (raw < first || raw - first >= n)
+        ele.fail("tetrahedron " + std::to_string(e + first) + " refers to node " + std::to_string(raw) +
                  ", out of range " + std::to_string(first) + ".." + std::to_string(n - 1 + first));
-      ids[k] = v;
+      ids[k] = raw - first;
     }
     int32_t material = 0;
     for (int64_t a = 0; a < eattr; ++a) {
       const double v = ele.real("region attribute");
-      if (a == 0) material = int32_t(std::lround(v));
+      int64_t region = 0;
+      if (a == 0 && (!exact_integer(std::round(v), region) || region < INT32_MIN || region > INT32_MAX))
+        ele.fail("region attribute " + format_double(v) + " is out of range");
+      if (a == 0) material = int32_t(region);
     }
     add_vtk_cell(m, 10, ids, 4, material, ele);
   }

@@ -117,6 +117,27 @@ def mesh_cases():
             add("count-wrong-type", fill(template, defaults, N="four"), n_line)
         if fmt in DUPLICATED:
             add("duplicated", DUPLICATED[fmt](valid), -1)
+    cases += tetgen_cases()
+    return cases
+
+
+def tetgen_cases():
+    """TetGen's two files: the .node file's coordinates and count, the .ele file's indices."""
+    node = "# nodes\n{N} 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 {X} 0\n4 0 0 1\n"
+    ele = "1 4 0\n1 1 2 3 {I}\n"
+    defaults = {"N": "4", "I": "4"}
+    cases = []
+    add = lambda kind, n, e, expect: cases.append(("mesh", "tetgen-" + kind, "tetgen_%s.node" % kind, (n, e), expect))
+    x_line, n_line, i_line = line_of(node, "{X}"), line_of(node, "{N}"), line_of(ele, "{I}")
+    add("valid", fill(node, defaults), fill(ele, defaults), 0)
+    for kind, x in (("malformed", "1.0x"), ("nan", "nan"), ("inf", "-inf"), ("overflow", "1e999")):
+        add(kind, fill(node, defaults, X=x), fill(ele, defaults), (".node", x_line))
+    add("truncated", fill(node, defaults)[:40], fill(ele, defaults), (".node", -1))
+    for kind, i in (("index-out-of-range", "9"), ("index-negative", "-2"), ("index-wrong-type", "2.5")):
+        add(kind, fill(node, defaults), fill(ele, defaults, I=i), (".ele", i_line))
+    for kind, n in (("count-huge", "1000000000000"), ("count-negative", "-4"), ("count-wrong-type", "four")):
+        add(kind, fill(node, defaults, N=n), fill(ele, defaults), (".node", n_line))
+    add("duplicated", fill(node, defaults).replace("2 1 0 0", "1 1 0 0"), fill(ele, defaults), (".node", x_line - 1))
     return cases
 
 
@@ -290,6 +311,9 @@ def run_case(tmp, case):
         else:
             text = json.dumps(content, indent=1, allow_nan=True)
         open(path, "w").write(text)
+    elif isinstance(content, tuple):  # TetGen: .node and .ele
+        open(path, "w").write(content[0])
+        open(os.path.splitext(path)[0] + ".ele", "w").write(content[1])
     elif isinstance(content, bytes):
         open(path, "wb").write(content)
     else:
@@ -310,6 +334,9 @@ def run_case(tmp, case):
     if r.returncode != 2:
         problems.append("exit %d, expected 2" % r.returncode)
     if kind == "mesh":
+        if isinstance(expect, tuple):  # (extension of the file named, line)
+            path = os.path.splitext(path)[0] + expect[0]
+            expect = expect[1]
         if expect is None:
             pattern = re.escape(path) + r"[:]"
         elif expect == -1:

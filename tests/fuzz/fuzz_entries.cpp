@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 #include <unistd.h>
 
 #include "meshes/errors.h"
@@ -51,6 +52,23 @@ void apply_overrides(const std::string& text) {
   (void)scenario_from_json(doc, "cantilever with --set overrides");
 }
 
+// TetGen's mesh is two files; the input holds both, the .node part first, split at the
+// first line "---". They go through files of this process's own, as the format needs paths.
+void read_tetgen(const std::string& text) {
+  const size_t split = text.find("\n---\n");
+  const std::string node = text.substr(0, split), ele = split == std::string::npos ? "" : text.substr(split + 5);
+  static const std::filesystem::path base =
+      std::filesystem::temp_directory_path() / ("eb_fuzz_tetgen_" + std::to_string(getpid()));
+  for (const auto& [ext, part] : {std::pair{".node", &node}, std::pair{".ele", &ele}}) {
+    std::ofstream out(base.string() + ext, std::ios::binary | std::ios::trunc);
+    out.write(part->data(), std::streamsize(part->size()));
+  }
+  mesh::ReadOptions unchecked;
+  unchecked.check_elements = false;
+  (void)mesh::compute_mesh_info(mesh::read_mesh_file(base.string() + ".node", unchecked));
+  (void)mesh::read_mesh_file(base.string() + ".ele");
+}
+
 // read_json_file reads from a path, so the input goes through a file of this process's own.
 void read_results_json(const std::string& text) {
   static const std::filesystem::path path =
@@ -71,6 +89,7 @@ const Target kTargets[] = {
     {"mesh_off", "fuzz.off"},   {"mesh_obj", "fuzz.obj"},   {"mesh_ply", "fuzz.ply"},
     {"mesh_stl", "fuzz.stl"},   {"mesh_msh", "fuzz.msh"},   {"mesh_medit", "fuzz.mesh"},
     {"mesh_vtk", "fuzz.vtk"},   {"mesh_vtu", "fuzz.vtu"},   {"mesh_vtp", "fuzz.vtp"},
+    {"mesh_tetgen", ""},
     {"scenario_toml", ""},      {"scenario_json", ""},      {"scenario_set", ""},
     {"results_json", ""},
 };
@@ -92,6 +111,7 @@ bool run_target(const std::string& name, const uint8_t* data, size_t size) {
   const std::string text = as_text(data, size);
   try {
     if (*t->file_name) read_mesh(t->file_name, text);
+    else if (name == "mesh_tetgen") read_tetgen(text);
     else if (name == "scenario_toml") read_scenario(text, "toml");
     else if (name == "scenario_json") read_scenario(text, "json");
     else if (name == "scenario_set") apply_overrides(text);

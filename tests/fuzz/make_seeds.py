@@ -101,7 +101,7 @@ def run(args, **kw):
 
 def main():
     eb, data_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
-    for target in list(TARGET_EXT) + ["scenario_toml", "scenario_json", "scenario_set", "results_json"]:
+    for target in list(TARGET_EXT) + ["mesh_tetgen", "scenario_toml", "scenario_json", "scenario_set", "results_json"]:
         os.makedirs(os.path.join(out, target), exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for target, files in HAND_WRITTEN.items():
@@ -110,6 +110,8 @@ def main():
                     f.write(text)
         with open(os.path.join(out, "mesh_vtu", "inline_binary.vtu"), "w") as f:
             f.write(inline_binary_vtu())
+        with open(os.path.join(out, "mesh_tetgen", "tet.txt"), "w") as f:
+            f.write("# node\n4 3 1 1\n1 0 0 0 7 1\n2 1 0 0 7 1\n3 0 1 0 7 1\n4 0 0 1 7 0\n---\n1 4 1\n1 1 2 3 4 5\n")
         for name in sorted(os.listdir(data_dir)):
             ext = os.path.splitext(name)[1].lower()
             for target, exts in TARGET_EXT.items():
@@ -136,6 +138,13 @@ def main():
                     for tag, flags in variants:
                         name = os.path.splitext(os.path.basename(src))[0] + (tag and "_" + tag) + ext
                         run([eb, "mesh", "convert", src, os.path.join(out, target, name)] + flags)
+        for src in (box, os.path.join(tmp, "tetgen_box.vtu")):
+            if src != box:
+                run([eb, "mesh", "generate", "--type", "tet", "--elements-per-edge", "2", "-o", src])
+            stem = os.path.splitext(src)[0]
+            run([eb, "mesh", "convert", src, stem + ".node"])
+            with open(os.path.join(out, "mesh_tetgen", os.path.basename(stem) + ".txt"), "w") as f:
+                f.write(open(stem + ".node").read() + "\n---\n" + open(stem + ".ele").read())
 
         names = [line.split()[0] for line in run([eb, "scenario", "list"]).stdout.splitlines() if line.strip()]
         for name in names:

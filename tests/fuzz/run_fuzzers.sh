@@ -10,7 +10,7 @@ build=$1 corpus=$2 seconds=$3
 shift 3
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(mesh_off mesh_obj mesh_ply mesh_stl mesh_msh mesh_medit mesh_vtk mesh_vtu mesh_vtp
+  targets=(mesh_off mesh_obj mesh_ply mesh_stl mesh_msh mesh_medit mesh_vtk mesh_vtu mesh_vtp mesh_tetgen
            scenario_toml scenario_json scenario_set results_json)
 fi
 mkdir -p "$corpus/logs"
