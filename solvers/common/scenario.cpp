@@ -245,12 +245,14 @@ json parse_json_strictly(const std::string& text, const std::string& origin) {
 // fuzzer; a lone UTF-8 BOM is enough). TOML allows non-ASCII text only in strings and comments,
 // so such a file is refused here, naming the line, before toml++ sees it. A leading BOM is
 // dropped. The same question is asked after a line-ending backslash in a multi-line basic
-// string, so the first character after one must be ASCII too.
+// string, so the first character after one must be ASCII too. A quote opens a string only
+// where a key or a value starts (toml++ reads 0_'x as one bare value, asking of each character).
 std::string checked_toml_text(const std::string& text, const std::string& origin) {
   const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   enum class In { Plain, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Plain;
   const size_t n = text.size();
   size_t line = 1;
+  char before = '\0';  // the last character outside strings on this line other than a blank
   auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
   auto refuse = [&] {
     throw InputError(origin + ":" + std::to_string(line) +
@@ -260,18 +262,22 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
     const char c = text[i];
     if (c == '\n') {
       ++line;
+      before = '\0';
       if (in == In::Comment || in == In::Basic || in == In::Literal) in = In::Plain;  // toml++ reports the open string
       continue;
     }
     switch (in) {
-      case In::Plain:
+      case In::Plain: {
         if (static_cast<unsigned char>(c) >= 0x80) refuse();
+        const bool opens = before == '\0' || std::strchr("=[,{.", before) != nullptr;
         if (c == '#') in = In::Comment;
-        else if (at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
-        else if (at(i, "'''")) in = In::MultiLiteral, i += 2;
-        else if (c == '"') in = In::Basic;
-        else if (c == '\'') in = In::Literal;
+        else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
+        else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
+        else if (opens && c == '"') in = In::Basic;
+        else if (opens && c == '\'') in = In::Literal;
+        if (c != ' ' && c != '\t' && c != '\r') before = in == In::Plain ? c : '"';
         break;
+      }
       case In::Comment:
         break;
       case In::Basic:
