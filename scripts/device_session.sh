@@ -22,6 +22,10 @@ parts=${*:-common tled hexmg}
 export LD_LIBRARY_PATH=$ROOT/.devcarry/lib:$ROOT/.devcarry/ccx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$ROOT/.devcarry/ccx/bin:$PATH
 export ELASTOBENCH_SOURCE_DIR=$ROOT ELASTOBENCH_DATA=$ROOT/.devcarry/meshes
+# The binaries come packed (stage_device.sh); Python's tarfile unpacks them whatever tools the image has.
+if [ -f .devcarry/bin.tar.xz ] && [ ! -d .devcarry/build/bin ]; then
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .devcarry/bin.tar.xz .devcarry/build || exit 1
+fi
 # ctest files hold the absolute paths of the build made on the staging machine: recreate them.
 B=$(cat .devcarry/build_dir_here)
 [ -e "$B" ] || { mkdir -p "$(dirname "$B")" && ln -s "$ROOT/.devcarry/build" "$B"; }

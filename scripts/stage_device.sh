@@ -10,10 +10,10 @@ DATA=${ELASTOBENCH_DATA:-../shared/data/meshes}
 rm -rf .devcarry
 mkdir -p .devcarry/lib .devcarry/meshes
 mkdir -p .devcarry/build/bin
-# Only what runs on the device; stripped, since the transfer is limited to 64 MiB (tree included):
-# all binaries and CalculiX together exceed it, so a call that runs only some parts names its
-# binaries in EB_STAGE_BINS (e.g. `EB_STAGE_BINS=elastobench` for the tled part) or sets
-# EB_DEVICE_CCX=0 when CalculiX is not needed.
+# Only what runs on the device; stripped and packed (below), since the transfer is limited to 64 MiB
+# (tree included). A call that runs only some parts may still name its binaries in EB_STAGE_BINS
+# (e.g. `EB_STAGE_BINS=elastobench` for the tled part) or set EB_DEVICE_CCX=0 when CalculiX is not
+# needed.
 for b in ${EB_STAGE_BINS:-elastobench test_common_cuda bench_ceilings 'test_*_gpu' bench_tled bench_hexmg bench_sparse 'bench_*_gpu'}; do
   for f in "$B"/bin/$b; do [ -f "$f" ] && cp "$f" .devcarry/build/bin/; done
 done
@@ -39,4 +39,10 @@ fi
 (cd "$B" && find . \( -name CTestTestfile.cmake -o -name '*_tests.cmake' -o -name '*_include.cmake' \) -print0 |
   xargs -0 -I{} cp --parents {} ../.devcarry/build/)
 echo "$(cd "$B" && pwd)" > .devcarry/build_dir_here
+# The binaries travel xz-compressed (~5x smaller: all of them then fit the 64 MiB transfer beside the
+# tree and the meshes); device_session.sh unpacks them. EB_STAGE_PACK=0 leaves them plain.
+if [ "${EB_STAGE_PACK:-1}" = "1" ]; then
+  tar -C .devcarry/build -cJf .devcarry/bin.tar.xz bin
+  rm -rf .devcarry/build/bin
+fi
 du -sh .devcarry

@@ -17,8 +17,8 @@
 // left out. EB_BENCH_SPARSE_MATRICES chooses (comma- or space-separated names; a bare number n means
 // box<n>; the older EB_BENCH_SPARSE_SIZES is read the same way); default: all of the above.
 // Benchmark names: spmv/<backend>/<format>/<fp>/<matrix>, pcg_iteration/..., eigen/...,
-// cusparse_csr|bsr/...; select with --benchmark_filter. Each matrix's build prints its sizes to
-// stderr.
+// cusparse_csr|bsr/... (SpMV), pcg_iteration/cusparse_csr|bsr/... (our PCG on cuSPARSE's SpMV);
+// select with --benchmark_filter. Each matrix's build prints its sizes to stderr.
 //
 // --eb_json_out=PATH: Google Benchmark's JSON of what the console shows, rewritten whole after
 // every benchmark (a temporary file renamed onto PATH): a process killed by a time limit leaves a
@@ -363,11 +363,16 @@ void register_precision(const std::string& matrix) {
 #endif
   }
 #if defined(EB_BENCH_CUDA)
-  for (bool bsr : {false, true})
-    add((bsr ? "cusparse_bsr/" : "cusparse_csr/") + p + "/" + matrix,
-        [=](benchmark::State& s) { cusparse_spmv<T>(s, matrix, bsr); })
+  for (bool bsr : {false, true}) {
+    const std::string lib = bsr ? "cusparse_bsr" : "cusparse_csr";
+    add(lib + "/" + p + "/" + matrix, [=](benchmark::State& s) { cusparse_spmv<T>(s, matrix, bsr); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+    add("pcg_iteration/" + lib + "/" + p + "/" + matrix,
+        [=](benchmark::State& s) { cusparse_pcg_iteration<T>(s, matrix, bsr); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
 #endif
 }
 

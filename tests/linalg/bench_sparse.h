@@ -83,6 +83,9 @@ template <class T>
 void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f);
 template <class T>
 void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr);
+// Our Jacobi-PCG with cuSPARSE's CSR or BSR SpMV as its operator (the whole solve head to head).
+template <class T>
+void cusparse_pcg_iteration(benchmark::State& state, const std::string& matrix, bool bsr);
 #endif
 
 }  // namespace eb::linalg::bench

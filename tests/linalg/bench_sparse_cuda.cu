@@ -124,13 +124,6 @@ DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f) {
   return p;
 }
 
-template <class T>
-struct DevicePcg {
-  DeviceSpmv<T> spmv;
-  std::unique_ptr<CgSolver<T>> solver;
-  cuda::DeviceBuffer<T> b;
-};
-
 constexpr int kPcgIterations = 50;
 
 // cuSPARSE's SpMV on the CSR or BSR form of the matrix (int32 indices).
@@ -190,6 +183,15 @@ class CusparseSpmv {
     EB_CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, mat_, vx_, &zero_, vy_, type_,
                                    alg_, buffer_.data()));
   }
+  // y = A x on the caller's vectors and stream. The preprocessing depends on the matrix only, so
+  // the vectors may change between calls.
+  void apply(const T* x, T* y, cudaStream_t st) {
+    EB_CUSPARSE_CHECK(cusparseSetStream(handle_, st));
+    EB_CUSPARSE_CHECK(cusparseDnVecSetValues(vx_, const_cast<T*>(x)));
+    EB_CUSPARSE_CHECK(cusparseDnVecSetValues(vy_, y));
+    run();
+  }
+  Index rows() const { return rows_; }
   std::size_t bytes() const { return bytes_; }
 
  private:
@@ -206,6 +208,72 @@ class CusparseSpmv {
   std::size_t bytes_ = 0;
   T one_ = T(1), zero_ = T(0);
 };
+
+// cuSPARSE's product as the operator of our Jacobi-PCG, so that a whole solve with cuSPARSE's SpMV
+// (same Krylov code, vector kernels and graph) stands beside the solve with our BCSR.
+template <class T>
+class CusparseOperator final : public LinearOperator<T> {
+ public:
+  CusparseOperator(const std::string& matrix, bool bsr) : spmv_(matrix, bsr) {
+    const auto& b = std::get<BcsrMatrix<T>>(bench_format<T>(matrix, Format::Bcsr));
+    std::vector<T> d(size_t(3 * b.block_rows));
+    linalg::diagonal(b, d.data());
+    diag_.upload(d);
+  }
+  Index rows() const override { return spmv_.rows(); }
+  Location location() const override { return Location::Device; }
+  void apply(const T* x, T* y, StreamHandle stream) const override { spmv_.apply(x, y, cuda_stream(stream)); }
+  void diagonal(T* d, StreamHandle stream) const override {
+    EB_CUDA_CHECK(cudaMemcpyAsync(d, diag_.data(), diag_.bytes(), cudaMemcpyDeviceToDevice, cuda_stream(stream)));
+  }
+  std::string name() const override { return "cusparse"; }
+  std::size_t bytes() const { return spmv_.bytes(); }
+
+ private:
+  mutable CusparseSpmv<T> spmv_;  // cuSPARSE's descriptors change with the vectors: not const
+  cuda::DeviceBuffer<T> diag_;
+};
+
+// A solve of kPcgIterations Jacobi-PCG iterations from x = 0 (one graph launch and one status read),
+// its setup cached per matrix, format and precision.
+template <class T>
+struct PcgRun {
+  std::unique_ptr<LinearOperator<T>> op;
+  std::size_t bytes = 0;  // compulsory bytes of the operator's arrays
+  std::unique_ptr<CgSolver<T>> solver;
+  cuda::DeviceBuffer<T> b, x;
+};
+
+template <class T>
+PcgRun<T> make_pcg_run(std::unique_ptr<LinearOperator<T>> op, std::size_t bytes) {
+  PcgRun<T> r;
+  const Index rows = op->rows();
+  r.op = std::move(op);
+  r.bytes = bytes;
+  CgOptions o;
+  o.tolerance = 0;
+  o.max_iterations = kPcgIterations;
+  o.check_every = kPcgIterations;
+  r.solver = std::make_unique<CgSolver<T>>(*r.op, o);
+  r.b.upload(bench_vector<T>(size_t(rows), 2));
+  r.x.resize(size_t(rows), "bench pcg x");
+  return r;
+}
+
+// Times solves of `run`. The solver runs on its own stream, which is ordered with the legacy
+// default stream: the memset and the events go there.
+template <class T>
+void time_pcg(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A) {
+  auto solve = [&] {
+    EB_CUDA_CHECK(cudaMemsetAsync(p.x.data(), 0, p.x.bytes(), nullptr));
+    const CgResult r = p.solver->solve(p.b.data(), p.x.data());
+    if (r.iterations != kPcgIterations) throw RuntimeFailure("PCG stopped early: " + to_string(r.status));
+  };
+  run_timed<T>(state, nullptr, kPcgIterations * pcg_iteration_bytes<T>(p.bytes, A.rows), kPcgIterations * 13.0 * A.rows,
+               A.rows, A.nnz(), 1, solve);
+  state.SetItemsProcessed(state.iterations() * kPcgIterations);  // items/s = PCG iterations per second
+  state.counters["iterations_per_solve"] = kPcgIterations;
+}
 
 }  // namespace
 
@@ -224,28 +292,23 @@ template <class T>
 void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f) {
   if (skip_without_device(state)) return;
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& p = device_cache().get<DevicePcg<T>>(matrix + to_string(f) + fp<T>() + "pcg", [&] {
-    DevicePcg<T> d;
-    d.spmv = prepare_spmv<T>(matrix, f);
-    CgOptions o;
-    o.tolerance = 0;
-    o.max_iterations = kPcgIterations;
-    o.check_every = kPcgIterations;  // one graph launch and one status read per solve
-    d.solver = std::make_unique<CgSolver<T>>(*d.spmv.op, o);
-    d.b.upload(bench_vector<T>(size_t(A.rows), 2));
-    return d;
+  auto& p = device_cache().get<PcgRun<T>>(matrix + to_string(f) + fp<T>() + "pcg", [&] {
+    DeviceSpmv<T> d = prepare_spmv<T>(matrix, f);
+    return make_pcg_run<T>(std::move(d.op), d.bytes);
   });
-  // A solve: x = 0, the start pass, 50 iterations (one graph), the status read. The solver runs on
-  // its own stream, which is ordered with the legacy default stream: the memset and the events go there.
-  auto solve = [&] {
-    EB_CUDA_CHECK(cudaMemsetAsync(p.spmv.y.data(), 0, p.spmv.y.bytes(), nullptr));
-    const CgResult r = p.solver->solve(p.b.data(), p.spmv.y.data());
-    if (r.iterations != kPcgIterations) throw RuntimeFailure("PCG stopped early: " + to_string(r.status));
-  };
-  run_timed<T>(state, nullptr, kPcgIterations * pcg_iteration_bytes<T>(p.spmv.bytes, A.rows),
-               kPcgIterations * 13.0 * A.rows, A.rows, A.nnz(), 1, solve);
-  state.SetItemsProcessed(state.iterations() * kPcgIterations);  // items/s = PCG iterations per second
-  state.counters["iterations_per_solve"] = kPcgIterations;
+  time_pcg(state, p, A);
+}
+
+template <class T>
+void cusparse_pcg_iteration(benchmark::State& state, const std::string& matrix, bool bsr) {
+  if (skip_without_device(state)) return;
+  const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
+  auto& p = device_cache().get<PcgRun<T>>(matrix + (bsr ? "bsr" : "csr") + fp<T>() + "cusparse_pcg", [&] {
+    auto op = std::make_unique<CusparseOperator<T>>(matrix, bsr);
+    const std::size_t bytes = op->bytes();
+    return make_pcg_run<T>(std::move(op), bytes);
+  });
+  time_pcg(state, p, A);
 }
 
 template <class T>
@@ -260,6 +323,8 @@ template void cuda_spmv<float>(benchmark::State&, const std::string&, Format);
 template void cuda_spmv<double>(benchmark::State&, const std::string&, Format);
 template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format);
 template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format);
+template void cusparse_pcg_iteration<float>(benchmark::State&, const std::string&, bool);
+template void cusparse_pcg_iteration<double>(benchmark::State&, const std::string&, bool);
 template void cusparse_spmv<float>(benchmark::State&, const std::string&, bool);
 template void cusparse_spmv<double>(benchmark::State&, const std::string&, bool);
 
