@@ -244,9 +244,10 @@ json parse_json_strictly(const std::string& text, const std::string& origin) {
 // fall through the switch in is_non_ascii_horizontal_whitespace (found by the scenario_toml
 // fuzzer; a lone UTF-8 BOM is enough). TOML allows non-ASCII text only in strings and comments,
 // so such a file is refused here, naming the line, before toml++ sees it. A leading BOM is
-// dropped. The same question is asked after a line-ending backslash in a multi-line basic
-// string, so the first character after one must be ASCII too. A quote opens a string only
-// where a key or a value starts (toml++ reads 0_'x as one bare value, asking of each character).
+// dropped. The same question is asked of the character after a backslash in a multi-line basic
+// string and of the first after a line-ending backslash, so those must be ASCII too. A quote
+// opens a string only where a key or a value starts (toml++ reads 0_'x as one bare value,
+// asking it of each character).
 std::string checked_toml_text(const std::string& text, const std::string& origin) {
   const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   enum class In { Plain, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Plain;
@@ -289,6 +290,8 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
         break;
       case In::MultiBasic:
         if (c == '\\') {
+          // toml++ asks whether the character after any backslash here is whitespace.
+          if (i + 1 < n && static_cast<unsigned char>(text[i + 1]) >= 0x80) refuse();
           size_t j = i + 1;
           while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
           if (j < n && text[j] == '\n') {
