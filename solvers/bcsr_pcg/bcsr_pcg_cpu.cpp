@@ -57,7 +57,9 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
     lame_ = {T(s_.lambda), T(s_.mu)};
     op_ = std::make_unique<BcsrRef<T>>(K_, s_.plan);
     layout_entries_ = double(K_.val.size());
-    index_entries_ = double(s_.plan.contrib.size()) * 9;
+    index_entries_ = double(s_.plan.contrib.size());
+    index_bytes_ = double(s_.plan.contrib.size()) * sizeof(s_.plan.contrib[0]) +
+                   double(s_.plan.contrib_ptr.size()) * sizeof(s_.plan.contrib_ptr[0]);
     spmv_bytes_ = double(linalg::storage_bytes(K_)) + 2.0 * double(n) * sizeof(T);
     // The solvers read the diagonal when they are made (every Solve refreshes it): the identity's
     // diagonal until a step has filled the matrix.

@@ -142,19 +142,20 @@ __global__ void __launch_bounds__(kElementThreads) k_matrix(MatrixParams<T> p) {
   element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, p.A + e, E, p.b + e, E);
 }
 
-// The gather of Fig. 2d: one thread block per step of the sliced layout, one thread per value of
-// the step (component c of lane l at c * 32 + l); each sub-step loads 288 contiguous indices.
+// The gather of Fig. 2d, one index per block contribution (element_gather.h): one thread block per
+// step of the sliced layout, one thread per value of the step (component c of lane l at c * 32 + l);
+// each sub-step loads 32 contiguous indices, shared by the 9 components through L1.
+struct ComponentOffsets {
+  int32_t v[9];
+};
+
 template <class T>
 __global__ void __launch_bounds__(kSliceEntries)
-    k_gather(const Offset* sub_ptr, const int32_t* idx, const T* local, T* val) {
+    k_gather(const Offset* sub_ptr, const int32_t* block, const uint16_t* keep, ComponentOffsets off, const T* local,
+             T* val) {
   const int64_t step = blockIdx.x;
   const int t = threadIdx.x;
-  T acc = T(0);
-  for (Offset s = sub_ptr[step]; s < sub_ptr[step + 1]; ++s) {
-    const int32_t i = idx[s * kSliceEntries + t];
-    if (i >= 0) acc += local[i];
-  }
-  val[step * kSliceEntries + t] = acc;
+  val[step * kSliceEntries + t] = linalg::sliced_gather_value(sub_ptr, block, keep, off.v, local, step, t / 32, t % 32);
 }
 
 // The scatter comparison: one thread per element block adds its 9 values (atomics).
@@ -504,7 +505,9 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     steps_ = sliced.steps();
     if (s_.update == Update::Gather) {
       put(sub_ptr_, gi_.sub_ptr, "bcsr-pcg gather steps");
-      put(idx_, gi_.idx, "bcsr-pcg gather indices");
+      put(idx_, gi_.block, "bcsr-pcg gather indices");
+      put(gather_keep_, gi_.keep, "bcsr-pcg gather masks");
+      for (int c = 0; c < 9; ++c) component_offset_.v[c] = gi_.component_offset[size_t(c)];
     } else {
       std::vector<Offset> pos(s_.plan.element_block.size());
       std::vector<uint16_t> keep(pos.size());
@@ -557,11 +560,13 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     lame_ = {T(s_.lambda), T(s_.mu)};
     op_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
     layout_entries_ = double(steps_) * kSliceEntries;
-    index_entries_ = double(gi_.idx.size());
+    index_entries_ = double(gi_.block.size());
+    index_bytes_ = gi_.index_bytes();
     spmv_bytes_ = double(K_.val.bytes() + K_.col.bytes() + K_.perm.bytes() + K_.slice_ptr.bytes()) + 2.0 * double(n) * sizeof(T);
     padded_ = gi_.padded_entries();
     // The host copies of the index blocks are no longer needed (block_position stays for get/set).
-    std::vector<int32_t>().swap(gi_.idx);
+    std::vector<int32_t>().swap(gi_.block);
+    std::vector<uint16_t>().swap(gi_.keep);
     // The solvers read the diagonal when they are made (and every step's Solve refreshes it): the
     // identity's diagonal until a step has filled the matrix.
     {
@@ -630,7 +635,8 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   void enqueue_update() {
     const int64_t E = s_.num_elements, N = s_.num_nodes;
     if (s_.update == Update::Gather) {
-      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), idx_.data(), local_.data(), K_.val.data());
+      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), idx_.data(), gather_keep_.data(),
+                                                                    component_offset_, local_.data(), K_.val.data());
     } else {
       EB_CUDA_CHECK(cudaMemsetAsync(K_.val.data(), 0, K_.val.bytes(), stream_));
       k_scatter<T><<<blocks_for(16 * E, kElementThreads), kElementThreads, 0, stream_>>>(
@@ -709,7 +715,8 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   cuda::DeviceBuffer<T> Dm_inv_, Dm_, vol_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
   cuda::DeviceBuffer<Offset> sub_ptr_, scatter_pos_, diag_pos_, node_ptr_;
   cuda::DeviceBuffer<int64_t> node_slot_;
-  cuda::DeviceBuffer<uint16_t> scatter_keep_;
+  cuda::DeviceBuffer<uint16_t> scatter_keep_, gather_keep_;
+  ComponentOffsets component_offset_{};
   cuda::DeviceBuffer<uint8_t> constrained_;
   cuda::DeviceBuffer<StepState> state_;
   cuda::DeviceBuffer<DeviceChecks> checks_, state_checks_buf_;

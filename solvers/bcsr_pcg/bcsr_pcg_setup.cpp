@@ -176,7 +176,7 @@ BcsrPcgSetup build_bcsr_pcg_setup(const Scenario& sc, const RunOptions& ro) {
 }
 
 std::vector<PhaseWork> bcsr_pcg_phase_work(const BcsrPcgSetup& s, Precision p, double layout_entries,
-                                           double index_entries, double spmv_bytes, int cg_iterations) {
+                                           double index_bytes, double spmv_bytes, int cg_iterations) {
   const double w = p == Precision::Fp32 ? 4.0 : 8.0;
   const double E = double(s.num_elements), N = double(s.num_nodes), n = 3 * N;
   const double contributions = E * 144;  // local entries the update reads
@@ -190,12 +190,13 @@ std::vector<PhaseWork> bcsr_pcg_phase_work(const BcsrPcgSetup& s, Precision p, d
   out.push_back({"rotation", rotation_flops, E * (16 + 9 * w + 9 * w) + n * w});
   // Matrix: reads connectivity, R, Dm, Dm^{-1}, volume, u and v; writes 144 + 12 local values.
   out.push_back({"matrix", matrix_flops, E * (16 + (9 + 9 + 9 + 1) * w + (144 + 12) * w) + 2 * n * w});
-  // Update: reads each local value once and its index, writes the layout; the vector gather reads
-  // 12 local values per element and 8-byte slots, writes b.
+  // Update: reads each local value once and the indices that find them (gather: index_bytes;
+  // scatter: an 8-byte position per element block), writes the layout; the vector gather reads 12
+  // local values per element and 8-byte slots, writes b.
   const double update_flops = contributions + E * 12;
-  const double index_bytes = s.update == Update::Gather ? index_entries * 4 : E * 16 * 8;
+  const double found_by = s.update == Update::Gather ? index_bytes : E * 16 * 8;
   out.push_back({"update", update_flops,
-                 contributions * w + index_bytes + layout_entries * w * (s.update == Update::Gather ? 1 : 2) +
+                 contributions * w + found_by + layout_entries * w * (s.update == Update::Gather ? 1 : 2) +
                      E * 12 * (w + 8) + n * w});
   // CG: per iteration the SpMV and 13 vector passes (solvers/linalg/PERF_NOTES.md), plus the
   // start (SpMV + 5 passes) and the preconditioner refresh (diagonal read, 1/d written).

@@ -88,12 +88,12 @@ BcsrPcgSetup build_bcsr_pcg_setup(const Scenario& scenario, const RunOptions& op
 // Work per step, counted from the kernels (PERF_NOTES.md states the conventions): FLOPs and
 // compulsory bytes of each phase, and their sums. `layout_entries` is the number of values the
 // matrix update writes (the sliced layout's, padding included; the BCSR's on the CPU), and
-// `index_entries` the gather indices it reads (padding included).
+// `index_bytes` what the gather reads to find the local values (padding included).
 struct PhaseWork {
   std::string phase;
   double flops = 0, bytes = 0;
 };
 std::vector<PhaseWork> bcsr_pcg_phase_work(const BcsrPcgSetup& s, Precision p, double layout_entries,
-                                           double index_entries, double spmv_bytes, int cg_iterations);
+                                           double index_bytes, double spmv_bytes, int cg_iterations);
 
 }  // namespace eb::bcsr_pcg

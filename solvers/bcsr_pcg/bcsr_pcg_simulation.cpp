@@ -217,7 +217,7 @@ WorkCounts BcsrPcgSimulation::work_per_step() const {
   const int it = s_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
                                                             : s_.options.cg_iterations;
   WorkCounts w;
-  for (const PhaseWork& p : bcsr_pcg_phase_work(s_, precision_, layout_entries_, index_entries_, spmv_bytes_, it)) {
+  for (const PhaseWork& p : bcsr_pcg_phase_work(s_, precision_, layout_entries_, index_bytes_, spmv_bytes_, it)) {
     w.flops += p.flops;
     w.bytes += p.bytes;
   }
@@ -234,11 +234,12 @@ nlohmann::json BcsrPcgSimulation::details() const {
   const int it = s_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
                                                             : s_.options.cg_iterations;
   nlohmann::json work = nlohmann::json::object();
-  for (const PhaseWork& p : bcsr_pcg_phase_work(s_, precision_, layout_entries_, index_entries_, spmv_bytes_, it))
+  for (const PhaseWork& p : bcsr_pcg_phase_work(s_, precision_, layout_entries_, index_bytes_, spmv_bytes_, it))
     work[p.phase] = {{"flops", p.flops}, {"bytes", p.bytes}};
   j["phase_work"] = work;
   j["phase_work_convention"] = "compulsory bytes; FLOPs counted per element formula (PERF_NOTES.md)";
-  j["layout"] = {{"entries", layout_entries_}, {"index_entries", index_entries_}, {"spmv_bytes", spmv_bytes_}};
+  j["layout"] = {{"entries", layout_entries_}, {"index_entries", index_entries_}, {"index_bytes", index_bytes_},
+                 {"spmv_bytes", spmv_bytes_}};
   add_details(j);
   return j;
 }

@@ -89,7 +89,9 @@ class BcsrPcgSimulation : public Simulation {
   std::vector<double> load_factors_;
   double load_scale_ = 1.0;
   // Sizes of the matrix layout the backend updates (for work_per_step).
-  double layout_entries_ = 0, index_entries_ = 0, spmv_bytes_ = 0;
+  // index_bytes_: what the update reads to find the local values (device: one int32 per block
+  // contribution and step padding, plus masks; CPU: the plan's contribution list).
+  double layout_entries_ = 0, index_entries_ = 0, index_bytes_ = 0, spmv_bytes_ = 0;
 
   BcsrPcgSetup s_;
   Backend backend_;

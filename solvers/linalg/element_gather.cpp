@@ -178,7 +178,12 @@ void block_diagonal(const BlockGatherPlan& p, const BcsrMatrix<T>& m, T* d) {
 }
 
 Offset SlicedGatherIndex::padded_entries() const {
-  return Offset(std::count(idx.begin(), idx.end(), -1));
+  return Offset(std::count(block.begin(), block.end(), -1));
+}
+
+double SlicedGatherIndex::index_bytes() const {
+  return double(block.size()) * sizeof(int32_t) + double(keep.size()) * sizeof(uint16_t) +
+         double(sub_ptr.size()) * sizeof(Offset);
 }
 
 template <class T>
@@ -222,21 +227,20 @@ SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& p, const Slice
         width = std::max(width, p.contrib_ptr[size_t(b) + 1] - p.contrib_ptr[size_t(b)]);
     g.sub_ptr[size_t(st) + 1] = g.sub_ptr[size_t(st)] + width;
   }
-  g.idx.assign(size_t(g.sub_ptr.back()) * 9 * C, -1);
+  g.block.assign(size_t(g.sub_ptr.back()) * C, -1);
+  g.keep.assign(size_t(steps) * C, 0);
+  for (int c = 0; c < 9; ++c) g.component_offset[size_t(c)] = int32_t(int64_t((c / 3) * L + c % 3) * p.elements);
   for (Offset st = 0; st < steps; ++st)
     for (int l = 0; l < C; ++l) {
       const Offset b = block_at[size_t(st * C + l)];
       if (b < 0) continue;
+      g.keep[size_t(st * C + l)] = p.keep[size_t(b)];
       for (Offset k = p.contrib_ptr[size_t(b)]; k < p.contrib_ptr[size_t(b) + 1]; ++k) {
         const int64_t id = p.contrib[size_t(k)];
         const int64_t e = id / nb;
         const int a = int(id % nb) / npe, bb = int(id % nb) % npe;
         const size_t sub = size_t(g.sub_ptr[size_t(st)] + (k - p.contrib_ptr[size_t(b)]));
-        for (int c = 0; c < 9; ++c) {
-          if (!(p.keep[size_t(b)] >> c & 1)) continue;
-          const int64_t q = int64_t(3 * a + c / 3) * L + 3 * bb + c % 3;
-          g.idx[sub * 9 * C + size_t(c) * C + size_t(l)] = int32_t(q * p.elements + e);
-        }
+        g.block[sub * C + size_t(l)] = int32_t(int64_t(3 * a * L + 3 * bb) * p.elements + e);
       }
     }
   g.diag_position.resize(3 * size_t(p.nodes));
@@ -272,12 +276,10 @@ void gather_sliced(const SlicedGatherIndex& g, const T* local, SlicedBcsr<T>& s)
   const Offset steps = s.steps();
 #pragma omp parallel for schedule(static)
   for (Offset st = 0; st < steps; ++st)
-    for (int t = 0; t < 9 * C; ++t) {
-      T acc = T(0);
-      for (Offset sub = g.sub_ptr[size_t(st)]; sub < g.sub_ptr[size_t(st) + 1]; ++sub)
-        if (const int32_t i = g.idx[size_t(sub) * 9 * C + size_t(t)]; i >= 0) acc += local[i];
-      s.val[size_t(st) * 9 * C + size_t(t)] = acc;
-    }
+    for (int c = 0; c < 9; ++c)
+      for (int l = 0; l < C; ++l)
+        s.val[size_t(st) * 9 * C + size_t(c) * C + size_t(l)] = sliced_gather_value(
+            g.sub_ptr.data(), g.block.data(), g.keep.data(), g.component_offset.data(), local, st, c, l);
 }
 
 #define EB_GATHER_INSTANTIATIONS(T)                                                                       \

@@ -15,9 +15,11 @@
 // constrained is 0, except the diagonal entry of a constrained component, which keeps its sum
 // (positive for an SPD element sum), so that the constrained unknowns decouple (their right-hand
 // side is set to 0 by gather_vector, or to what the caller wants).
+#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "assembly/hd.h"
 #include "solvers/linalg/bcsr_slices.h"
 #include "solvers/linalg/sparse_formats.h"
 
@@ -74,18 +76,39 @@ void block_diagonal(const BlockGatherPlan& plan, const BcsrMatrix<T>& m, T* d);
 
 // The device form of the gather in the sliced BCSR layout (bcsr_slices.h) of the plan's pattern:
 // for every step of every slice (32 lanes, one block each), `substeps` rounds; in round s, lane l
-// and component c read local[idx[(sub_ptr[step] + s) * 288 + c * 32 + l]] (-1: nothing) and the
-// sums land in val[step * 288 + c * 32 + l]. The indices address local matrices stored
-// entry-major, local[q * elements + e] (q = r * L + c), which is how one thread per element
-// writes them coalesced. The padding of a step to its longest list is the cost of contiguous,
-// coalesced index loads and value stores (Fig. 2d).
+// reads one contribution to its block, block[(sub_ptr[step] + s) * 32 + l] (-1: nothing), the
+// offset of that element block's first value, and component c of the block adds
+// local[block + component_offset[c]] where keep[step * 32 + l] has bit c; the sums land in
+// val[step * 288 + c * 32 + l]. The offsets address local matrices stored entry-major,
+// local[q * elements + e] (q = r * L + c), which is how one thread per element writes them
+// coalesced, so the 9 values of an element block lie at fixed distances from its first one and
+// one index serves all 9 (Fig. 2d stores an index per value: 9x the index bytes, as many bytes as
+// the values themselves in fp32). The padding of a step to its longest list is the cost of
+// contiguous, coalesced index loads and value stores.
 struct SlicedGatherIndex {
-  std::vector<Offset> sub_ptr;  // steps + 1
-  std::vector<int32_t> idx;     // sub_ptr.back() * 288
+  std::vector<Offset> sub_ptr;           // steps + 1
+  std::vector<int32_t> block;            // sub_ptr.back() * 32
+  std::vector<uint16_t> keep;            // steps * 32: the components kept (Dirichlet masks)
+  std::array<int32_t, 9> component_offset{};  // of value c of a block from its first value
   std::vector<Offset> block_position;  // per plan block: step * 32 + lane in the sliced layout
   std::vector<Offset> diag_position;   // per scalar row 3 n + i: its diagonal entry's offset in val
-  Offset padded_entries() const;       // index entries that are -1
+  Offset padded_entries() const;       // block entries that are -1 (padding)
+  double index_bytes() const;          // block, keep and sub_ptr as the device reads them
 };
+// One value of the sliced layout, for component c of lane `lane` of step `step`: the CPU
+// reference (gather_sliced) and the CUDA kernel both call this, summing in the same order.
+template <class T>
+EB_HD T sliced_gather_value(const Offset* sub_ptr, const int32_t* block, const uint16_t* keep,
+                            const int32_t* component_offset, const T* local, Offset step, int c, int lane) {
+  T acc = T(0);
+  if (keep[step * 32 + lane] >> c & 1) {
+    const int64_t off = component_offset[c];
+    const Offset end = sub_ptr[step + 1];
+    for (Offset s = sub_ptr[step]; s < end; ++s)
+      if (const int32_t b = block[s * 32 + lane]; b >= 0) acc += local[int64_t(b) + off];
+  }
+  return acc;
+}
 template <class T>
 SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& plan, const SlicedBcsr<T>& layout);
 
