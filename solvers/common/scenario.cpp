@@ -294,6 +294,8 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
           if (i + 1 < n && static_cast<unsigned char>(text[i + 1]) >= 0x80) refuse();
           size_t j = i + 1;
           while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
+          // ... and of each character after the blanks that follow one, up to the first other.
+          if (j < n && static_cast<unsigned char>(text[j]) >= 0x80) refuse();
           if (j < n && text[j] == '\n') {
             while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) line += text[j++] == '\n';
             if (j < n && static_cast<unsigned char>(text[j]) >= 0x80) refuse();
