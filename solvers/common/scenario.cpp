@@ -254,6 +254,7 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
   const size_t n = text.size();
   size_t line = 1;
   char before = '\0';  // the last character outside strings on this line other than a blank
+  int equals = 0;      // '=' seen since the line, '{' or ',' began the current key = value
   auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
   auto refuse = [&] {
     throw InputError(origin + ":" + std::to_string(line) +
@@ -264,19 +265,24 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
     if (c == '\n') {
       ++line;
       before = '\0';
+      equals = 0;
       if (in == In::Comment || in == In::Basic || in == In::Literal) in = In::Plain;  // toml++ reports the open string
       continue;
     }
     switch (in) {
       case In::Plain: {
         if (static_cast<unsigned char>(c) >= 0x80) refuse();
-        const bool opens = before == '\0' || std::strchr("=[,{.", before) != nullptr;
+        // A second '=' is inside a bare value (0x0=0x...), which toml++ reads on as one value.
+        const bool opens = before == '\0' || std::strchr("[,{.", before) != nullptr || (before == '=' && equals == 1);
+        if (c == '=') ++equals;
+        if (c == '{' || c == ',') equals = 0;
         if (c == '#') in = In::Comment;
         else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
         else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
         else if (opens && c == '"') in = In::Basic;
         else if (opens && c == '\'') in = In::Literal;
-        if (c != ' ' && c != '\t' && c != '\r') before = in == In::Plain ? c : '"';
+        // '\0' stands for the line's start: a NUL in the text must not read as one.
+        if (c != ' ' && c != '\t' && c != '\r') before = in != In::Plain ? '"' : c == '\0' ? '\1' : c;
         break;
       }
       case In::Comment:
