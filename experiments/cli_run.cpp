@@ -281,6 +281,15 @@ void add_reproduce_command(CLI::App& app) {
           throw InputError("--parts: experiment '" + e.name + "' has no part '" + p + "' (parts: " + known + ")");
     }
     const std::filesystem::path out_dir(*out);
+    // manifest.json is written when an experiment has finished: a whole rerun into an earlier
+    // run's folder removes the earlier manifests first, so that a run killed on the way leaves no
+    // manifest vouching for data it only partly replaced. (A --parts run keeps them: they hold the
+    // other parts' provenance.)
+    if (parts->empty()) {
+      std::error_code ec;
+      std::filesystem::remove(out_dir / "manifest.json", ec);
+      for (const Experiment* e : todo) std::filesystem::remove(out_dir / e->name / "manifest.json", ec);
+    }
     nlohmann::json manifest = {{"machine", machine_info(0)}, {"build", build_json()}, {"quick", *quick},
                                {"experiments", nlohmann::json::array()}};
     for (const Experiment* e : todo) {

@@ -1,5 +1,7 @@
 // elastobench: the command-line entry point. Exit codes: 0 success, 1 runtime failure
 // (divergence, out of GPU memory, a device error), 2 bad usage or bad input.
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 
 #include "experiments/cli_common.h"
@@ -7,6 +9,10 @@
 #include "experiments/experiment.h"
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) the kernel's default for SIGXFSZ kills the process in the
+  // middle of a write; ignored, the write fails (EFBIG), the stream reports it, and the atomic
+  // writers remove their temporaries and exit 1 naming the file (a full disk behaves the same).
+  std::signal(SIGXFSZ, SIG_IGN);
   // Experiments register their built-in scenarios; do it before `run`/`scenario` look them up.
   eb::experiments();
   CLI::App app{"ElastoBench: reproducible GPU finite-element elasticity benchmarks", "elastobench"};

@@ -32,12 +32,44 @@ const char* cell_name(mesh::CellType t) {
 
 double norm3(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
+namespace {
+
+// Files of ours in an output folder: what a run writes there, and the hidden temporaries of
+// atomic writes (meshes/atomic_file.cpp: ".<name>.tmp<pid>_<n>") that a killed run leaves.
+bool is_run_file(const std::filesystem::path& p, bool in_vtk) {
+  const std::string n = p.filename().string();
+  if (n.size() > 1 && n[0] == '.' && n.find(".tmp") != std::string::npos) return true;
+  if (!in_vtk) return n == "summary.json" || n == "timeseries.csv";
+  auto framed = [&](const char* prefix, const char* ext) {
+    return n.rfind(prefix, 0) == 0 && p.extension() == ext;
+  };
+  return n == "series.pvd" || n == "render_surface.pvd" || framed("step_", ".vtu") ||
+         framed("render_surface_", ".vtp");
+}
+
+// A run into a folder that holds an earlier run replaces it: the earlier run's files go before
+// anything new is written, summary.json first, so that a run killed at any moment never leaves
+// a summary beside another run's (or no run's) data, nor a series naming frames of two runs.
+void clear_earlier_run(const std::filesystem::path& dir, const std::filesystem::path& vtk) {
+  std::error_code ec;
+  std::filesystem::remove(dir / "summary.json", ec);
+  if (ec) throw RuntimeFailure("cannot remove the earlier run's " + (dir / "summary.json").string() + ": " + ec.message());
+  for (const auto& [folder, in_vtk] : {std::pair{vtk, true}, std::pair{dir, false}}) {
+    if (!std::filesystem::is_directory(folder, ec)) continue;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+      if (entry.is_regular_file(ec) && is_run_file(entry.path(), in_vtk)) std::filesystem::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 OutputFolder::OutputFolder(const std::filesystem::path& out_dir, bool write_files, bool with_vtk) : dir_(out_dir) {
   if (!write_files) return;
   std::error_code ec;
   created_out_ = !std::filesystem::exists(dir_);
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw InputError("cannot create output directory " + dir_.string() + ": " + ec.message());
+  if (!created_out_) clear_earlier_run(dir_, vtk_dir());
   created_vtk_ = with_vtk && !std::filesystem::exists(vtk_dir());
   if (with_vtk) std::filesystem::create_directories(vtk_dir());
 }

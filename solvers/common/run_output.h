@@ -16,8 +16,10 @@
 
 namespace eb {
 
-// The run's output folders, created when files are written. A run that fails before its
-// summary (bad input, a device error) calls discard(): the folders it created go again.
+// The run's output folders, created when files are written. An earlier run's files in them
+// (summary.json, timeseries.csv, the VTK series and frames, temporaries of killed writes) are
+// removed first. A run that fails before its summary (bad input, a device error) calls
+// discard(): the folders it created go again.
 class OutputFolder {
  public:
   OutputFolder(const std::filesystem::path& out_dir, bool write_files, bool with_vtk);
