@@ -649,7 +649,8 @@ def spmv_table(runs, pub):
                                 fmt(val(p, "cg_gflops")), count(it), per_it])
     table = md_table(["series", "model", "N", "elements", "SpMV us", "SpMV GFLOP/s", "SpMV GB/s", "bytes per SpMV", "SpMV / triad",
                       "CG GFLOP/s", "CG iterations", "CG time per iteration / SpMV time"], rows)
-    note = ("One product of the final matrix alone (median of 7, after the timed run). A CG iteration is one SpMV plus "
+    note = ("One product of the final matrix alone, after the timed run: median of 7 timings; on the GPU each timing is "
+            "a batch of 10 back-to-back products divided by 10. A CG iteration is one SpMV plus "
             "the Jacobi preconditioner and vector operations; the last column is their cost in SpMVs. A fraction of triad "
             "above 100% means the matrix stays in cache between products (the bytes per SpMV against the triad's arrays, "
             "sized to exceed the last-level cache): compulsory bytes then exceed the memory traffic.")

@@ -285,7 +285,7 @@ void performance(const ExperimentContext& ctx, bool gpu, const Ceilings& ceiling
       {"modes",
        "graph: each step one CUDA graph launch (steps_per_s, step_ms = median per step over the timed steps); "
        "phases: every phase enqueued alone, timed with CUDA events (CPU: steady clock), the step's time is their sum"},
-      {"spmv", "spmv_ms: one product of the final matrix alone, median of 7, after the timed run"},
+      {"spmv", "spmv_ms: one product of the final matrix alone, after the timed run: median of 7 timings, on the GPU each a batch of 10 back-to-back products / 10"},
       {"flops", "counted per element formula and per stored matrix entry (solvers/bcsr_pcg/PERF_NOTES.md)"}};
 }
 

@@ -70,7 +70,10 @@ class BcsrPcgSimulation : public Simulation {
   // ||rhs||_2 of the last Update (the residual of a static iteration).
   virtual double rhs_norm() = 0;
   // One product of the current global matrix with sol, alone: the median of `repeats` timings
-  // (ms; CUDA events on the device), for the paper's SpMV figure.
+  // (ms), for the paper's SpMV figure. On the device each timing is a batch of kSpmvBatch products
+  // back to back between two CUDA events, divided by the batch (one launch alone would add the
+  // events' and the launch's few microseconds to a kernel of tens; bench_sparse times the same way).
+  static constexpr int kSpmvBatch = 10;
   virtual double time_spmv_ms(int repeats) = 0;
 
  protected:

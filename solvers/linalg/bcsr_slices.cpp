@@ -80,6 +80,17 @@ BcsrMatrix<T> to_bcsr(const SlicedBcsr<T>& s) {
   return m;
 }
 
+int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors) {
+  // The row-per-lane kernel reaches triad from ~10,000 slices on the H100's 132 SMs and falls to
+  // 0.06-0.6 of it below ~1,000 (PERF_NOTES.md): too few warps in flight to hide the loads' latency.
+  constexpr double kWarpsPerSm = 16;
+  const double mean_steps = slices > 0 ? double(steps) / double(slices) : 0.0;
+  int w = 1;
+  while (w < kMaxWarpsPerSlice && double(slices) * w < kWarpsPerSm * multiprocessors && mean_steps / (2 * w) >= 2.0)
+    w *= 2;
+  return w;
+}
+
 template <class T>
 std::size_t storage_bytes(const SlicedBcsr<T>& s) {
   return s.perm.size() * sizeof(Index) + s.slice_ptr.size() * sizeof(Offset) + s.col.size() * sizeof(Index) +

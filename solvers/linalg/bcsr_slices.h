@@ -25,6 +25,11 @@ struct SlicedBcsr {
   std::vector<Offset> slice_ptr; // slices + 1: first step of each slice
   std::vector<Index> col;        // steps * 32, -1 = padding
   std::vector<T> val;            // steps * 9 * 32: component c of lane l at step k: k*288 + c*32 + l
+  // Warps sharing a slice: warp w takes steps w, w + W, ... and the partial sums are added in warp
+  // order (spmv_rows.h). A small matrix has too few slices to keep the GPU's SMs busy with one warp
+  // each (the raptor: 188 slices for 132 SMs); 0 = chosen at upload from the device's SM count
+  // (choose_warps_per_slice), which the CPU reference reads as 1.
+  int warps_per_slice = 0;
   Index slices() const { return Index(slice_ptr.size()) - 1; }
   Offset steps() const { return slice_ptr.empty() ? 0 : slice_ptr.back(); }
 };
@@ -32,6 +37,12 @@ struct SlicedBcsr {
 // sort_window: slices per window sorted by row length (8 = 256 block rows); <= 1 keeps the order.
 template <class T>
 SlicedBcsr<T> make_sliced_bcsr(const BcsrMatrix<T>& m, int sort_window = 8);
+// Warps per slice for a device of `multiprocessors` SMs: the least of 1, 2, 4, 8 that gives at
+// least kWarpsPerSm warps per SM, keeping at least 2 steps per warp on average (fewer would spend
+// more on adding the partial sums than on the blocks).
+inline constexpr int kMaxWarpsPerSlice = 8;
+int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors);
+
 // Back to BCSR (exact: the layout only moves values).
 template <class T>
 BcsrMatrix<T> to_bcsr(const SlicedBcsr<T>& s);

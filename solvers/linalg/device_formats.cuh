@@ -44,6 +44,7 @@ template <class T>
 struct DeviceBcsr {
   using value_type = T;
   Index block_rows = 0, block_cols = 0, slices = 0;
+  int warps_per_slice = 1;  // SlicedBcsr::warps_per_slice, resolved for this device
   cuda::DeviceBuffer<Index> perm;
   cuda::DeviceBuffer<Offset> slice_ptr;
   cuda::DeviceBuffer<Index> col;

@@ -20,6 +20,10 @@ std::vector<T> device_apply_from_host(const LinearOperator<T>&, const std::vecto
   no_cuda("device operator");
 }
 template <class T>
+std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>&, std::vector<T>) {
+  no_cuda("device sliced BCSR operator");
+}
+template <class T>
 std::unique_ptr<typename CgSolver<T>::Engine> make_device_cg_engine(const LinearOperator<T>&, const CgOptions&) {
   no_cuda("device CG");
 }

@@ -33,6 +33,18 @@ std::unique_ptr<LinearOperator<T>> make_matrix_operator(const AssembledMatrix<T>
 }
 
 template <class T>
+std::unique_ptr<LinearOperator<T>> make_sliced_bcsr_operator(const SlicedBcsr<T>& s, Location where) {
+  const BcsrMatrix<T> b = to_bcsr(s);
+  std::vector<T> d(3 * size_t(b.block_rows));
+  diagonal(b, d.data());
+  if (where == Location::Device) return detail::make_device_sliced_operator(s, std::move(d));
+  const Index n = 3 * b.block_rows;
+  return std::make_unique<HostFunctionOperator<T>>(
+      n, [s](const T* x, T* y) { spmv(s, x, y); }, std::move(d),
+      "sliced bcsr (host, " + std::to_string(std::max(1, s.warps_per_slice)) + " warps per slice)");
+}
+
+template <class T>
 std::vector<T> apply_from_host(const LinearOperator<T>& A, const std::vector<T>& x) {
   if (x.size() != size_t(A.rows()))
     throw InputError("operator '" + A.name() + "': vector of " + std::to_string(x.size()) + " entries for " +
@@ -55,6 +67,8 @@ template class HostFunctionOperator<float>;
 template class HostFunctionOperator<double>;
 template std::unique_ptr<LinearOperator<float>> make_matrix_operator(const AssembledMatrix<float>&, Format, Location);
 template std::unique_ptr<LinearOperator<double>> make_matrix_operator(const AssembledMatrix<double>&, Format, Location);
+template std::unique_ptr<LinearOperator<float>> make_sliced_bcsr_operator(const SlicedBcsr<float>&, Location);
+template std::unique_ptr<LinearOperator<double>> make_sliced_bcsr_operator(const SlicedBcsr<double>&, Location);
 template std::vector<float> apply_from_host(const LinearOperator<float>&, const std::vector<float>&);
 template std::vector<double> apply_from_host(const LinearOperator<double>&, const std::vector<double>&);
 template std::vector<float> diagonal_from_host(const LinearOperator<float>&);

@@ -81,6 +81,12 @@ class HostFunctionOperator final : public LinearOperator<T> {
 template <class T>
 std::unique_ptr<LinearOperator<T>> make_matrix_operator(const AssembledMatrix<T>& a, Format f, Location where);
 
+// The GPU's sliced BCSR layout as an operator, its warps_per_slice kept (0 = the device chooses):
+// on the host the layout's CPU reference, on the device the kernel. For tests and benchmarks of
+// the layout's variants; make_matrix_operator(.., Format::Bcsr, ..) takes the defaults.
+template <class T>
+std::unique_ptr<LinearOperator<T>> make_sliced_bcsr_operator(const SlicedBcsr<T>& s, Location where);
+
 // y = A x and diag(A) with host vectors whatever A's location (a device operator gets copies and
 // is synchronized): for tests and tools, not for solver loops.
 template <class T>
@@ -94,11 +100,14 @@ template <class T>
 std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMatrix<T>& a, Format f);
 template <class T>
 std::vector<T> device_apply_from_host(const LinearOperator<T>& A, const std::vector<T>& x, bool diagonal_only);
+template <class T>
+std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>& s, std::vector<T> diag);
 }  // namespace detail
 
 // The explicit instantiations of those entry points, for both of their definitions.
 #define EB_LINALG_DEVICE_OPERATOR_INSTANTIATIONS(T)                                                          \
   template std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMatrix<T>&, Format); \
-  template std::vector<T> device_apply_from_host(const LinearOperator<T>&, const std::vector<T>&, bool);
+  template std::vector<T> device_apply_from_host(const LinearOperator<T>&, const std::vector<T>&, bool);  \
+  template std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>&, std::vector<T>);
 
 }  // namespace eb::linalg

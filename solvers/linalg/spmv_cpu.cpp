@@ -111,10 +111,11 @@ void spmv(const DhybMatrix<T>& a, const T* x, T* y) {
 template <class T>
 void spmv(const SlicedBcsr<T>& a, const T* x, T* y) {
   constexpr int C = SlicedBcsr<T>::kSliceRows;
+  const int warps = std::max(1, a.warps_per_slice);
 #pragma omp parallel for schedule(static) if (3 * Offset(a.block_rows) >= kParallelMin)
   for (Index s = 0; s < a.slices(); ++s)
     for (int lane = 0; lane < C; ++lane)
-      sliced_bcsr_lane<T, C>(a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, s, lane, y);
+      sliced_bcsr_lane<T, C>(a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, s, lane, warps, y);
 }
 
 template <class T>

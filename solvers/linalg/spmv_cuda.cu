@@ -5,11 +5,14 @@
 //   CSR   threads_per_row threads per row (CSR-vector with a sub-warp), shuffle reduction.
 //   ELL   one thread per row over the column-major slots (coalesced).
 //   BCSR  one warp per slice of 32 block rows, one block row per lane (bcsr_slices.h): every
-//         load of a block component or column index is 32 consecutive values.
+//         load of a block component or column index is 32 consecutive values. Small matrices
+//         split each slice's steps among W warps of a block, which add their sums in warp order.
 //   HYB   ELL kernel, then the COO kernel adds the rest. D-formats: the diagonal initializes y
 //         (in the ELL/CSR kernel, or a y = d .* x pass before COO).
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "solvers/linalg/device_formats.cuh"
 #include "solvers/linalg/spmv_rows.h"
@@ -84,7 +87,56 @@ __global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, c
                                                                  const T* __restrict__ val, const T* __restrict__ x,
                                                                  T* __restrict__ y) {
   const Index s = Index(blockIdx.x) * kBcsrWarps + Index(threadIdx.x >> 5);
-  if (s < slices) sliced_bcsr_lane<T, 32>(slice_ptr, perm, col, val, x, s, int(threadIdx.x & 31u), y);
+  if (s < slices) sliced_bcsr_lane<T, 32>(slice_ptr, perm, col, val, x, s, int(threadIdx.x & 31u), 1, y);
+}
+
+// W warps per slice, kSplitWarps / W slices per block. Warp w of a slice takes steps w, w + W, ...;
+// warp 0 then adds the others' partial sums from shared memory in warp order, as the CPU
+// reference (sliced_bcsr_lane with `warps` = W) does.
+constexpr int kSplitWarps = 8;
+template <class T, int W>
+__global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index slices,
+                                                                        const Offset* __restrict__ slice_ptr,
+                                                                        const Index* __restrict__ perm,
+                                                                        const Index* __restrict__ col,
+                                                                        const T* __restrict__ val,
+                                                                        const T* __restrict__ x, T* __restrict__ y) {
+  static_assert(W > 1 && kSplitWarps % W == 0, "W must divide the block's warps");
+  __shared__ T part[kSplitWarps][3][32];
+  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31u);
+  const int w = warp % W;
+  const Index s = Index(blockIdx.x) * (kSplitWarps / W) + Index(warp / W);
+  T y0 = T(0), y1 = T(0), y2 = T(0);
+  if (s < slices) sliced_bcsr_steps<T, 32>(slice_ptr, col, val, x, s, lane, w, W, y0, y1, y2);
+  if (w > 0) {
+    part[warp][0][lane] = y0;
+    part[warp][1][lane] = y1;
+    part[warp][2][lane] = y2;
+  }
+  __syncthreads();
+  if (w == 0 && s < slices) {
+    for (int j = 1; j < W; ++j) {
+      y0 += part[warp + j][0][lane];
+      y1 += part[warp + j][1][lane];
+      y2 += part[warp + j][2][lane];
+    }
+    sliced_bcsr_store<T, 32>(perm, s, lane, y0, y1, y2, y);
+  }
+}
+
+template <class T, int W>
+void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t st) {
+  constexpr int per_block = kSplitWarps / W;
+  k_bcsr_sliced_split<T, W><<<unsigned((a.slices + per_block - 1) / per_block), 32 * kSplitWarps, 0, st>>>(
+      a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+int device_multiprocessors() {
+  int dev = 0, sms = 0;
+  EB_CUDA_CHECK(cudaGetDevice(&dev));
+  EB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms;
 }
 
 template <class T>
@@ -174,6 +226,11 @@ DeviceBcsr<T> upload(const SlicedBcsr<T>& m) {
   d.block_rows = m.block_rows;
   d.block_cols = m.block_cols;
   d.slices = m.slices();
+  d.warps_per_slice = m.warps_per_slice > 0 ? m.warps_per_slice
+                                            : choose_warps_per_slice(m.slices(), m.steps(), device_multiprocessors());
+  if (d.warps_per_slice != 1 && d.warps_per_slice != 2 && d.warps_per_slice != 4 && d.warps_per_slice != 8)
+    throw std::invalid_argument("sliced BCSR: warps_per_slice must be 1, 2, 4 or 8, not " +
+                                std::to_string(d.warps_per_slice));
   upload_to(d.perm, m.perm);
   upload_to(d.slice_ptr, m.slice_ptr);
   upload_to(d.col, m.col);
@@ -239,6 +296,12 @@ void spmv(const DeviceCsr<T>& a, const T* x, T* y, cudaStream_t st) {
 template <class T>
 void spmv(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t st) {
   if (a.slices == 0) return;
+  switch (a.warps_per_slice) {
+    case 2: return launch_bcsr_split<T, 2>(a, x, y, st);
+    case 4: return launch_bcsr_split<T, 4>(a, x, y, st);
+    case 8: return launch_bcsr_split<T, 8>(a, x, y, st);
+    default: break;
+  }
   k_bcsr_sliced<T><<<blocks_for(a.slices, kBcsrWarps), 32 * kBcsrWarps, 0, st>>>(
       a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y);
   EB_CUDA_CHECK_LAUNCH();

@@ -58,28 +58,52 @@ EB_HD void bcsr_block_row(const Offset* __restrict__ row_ptr, const Index* __res
   y[3 * Offset(br) + 2] = y2;
 }
 
-// Lane `lane` of slice `s` of the sliced BCSR layout (bcsr_slices.h): its block row's product,
-// written to y at the row given by perm. The CUDA kernel runs it with lane = the warp lane; the
-// CPU reference loops over the lanes.
+// Steps first, first + stride, ... of lane `lane` of slice `s` of the sliced BCSR layout
+// (bcsr_slices.h), added to y0..y2. A whole block row is first 0, stride 1; a slice split among W
+// warps (SlicedBcsr::warps_per_slice) gives warp w the steps w, w + W, ...
 template <class T, int C>
-EB_HD void sliced_bcsr_lane(const Offset* __restrict__ slice_ptr, const Index* __restrict__ perm,
-                            const Index* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x,
-                            Index s, int lane, T* __restrict__ y) {
-  T y0 = T(0), y1 = T(0), y2 = T(0);
+EB_HD void sliced_bcsr_steps(const Offset* __restrict__ slice_ptr, const Index* __restrict__ col,
+                             const T* __restrict__ val, const T* __restrict__ x, Index s, int lane, int first,
+                             int stride, T& y0, T& y1, T& y2) {
   const Offset end = slice_ptr[s + 1];
-  for (Offset k = slice_ptr[s]; k < end; ++k) {
+  for (Offset k = slice_ptr[s] + first; k < end; k += stride) {
     const Index c = col[k * C + lane];
     const bool real = c >= 0;  // padding: a zero block, and x taken as 0 (gather_or_zero's reason)
     const Offset xc = 3 * Offset(real ? c : 0);
     const T x0 = real ? x[xc] : T(0), x1 = real ? x[xc + 1] : T(0), x2 = real ? x[xc + 2] : T(0);
     block_multiply_add(val + k * 9 * C + lane, C, x0, x1, x2, y0, y1, y2);
   }
+}
+
+// Writes lane `lane` of slice `s` to y at its block row (perm; -1 = an empty lane of the last slice).
+template <class T, int C>
+EB_HD void sliced_bcsr_store(const Index* __restrict__ perm, Index s, int lane, T y0, T y1, T y2,
+                             T* __restrict__ y) {
   const Index br = perm[Offset(s) * C + lane];
   if (br >= 0) {
     y[3 * Offset(br)] = y0;
     y[3 * Offset(br) + 1] = y1;
     y[3 * Offset(br) + 2] = y2;
   }
+}
+
+// Lane `lane` of slice `s`, its steps split into `warps` interleaved parts whose partial sums are
+// added in part order (0 + 1 + ... + warps-1): the order the CUDA kernel adds its warps' sums in,
+// so that a split product is deterministic and this is its readable reference.
+template <class T, int C>
+EB_HD void sliced_bcsr_lane(const Offset* __restrict__ slice_ptr, const Index* __restrict__ perm,
+                            const Index* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x,
+                            Index s, int lane, int warps, T* __restrict__ y) {
+  T y0 = T(0), y1 = T(0), y2 = T(0);
+  sliced_bcsr_steps<T, C>(slice_ptr, col, val, x, s, lane, 0, warps, y0, y1, y2);
+  for (int w = 1; w < warps; ++w) {
+    T p0 = T(0), p1 = T(0), p2 = T(0);
+    sliced_bcsr_steps<T, C>(slice_ptr, col, val, x, s, lane, w, warps, p0, p1, p2);
+    y0 += p0;
+    y1 += p1;
+    y2 += p2;
+  }
+  sliced_bcsr_store<T, C>(perm, s, lane, y0, y1, y2, y);
 }
 
 }  // namespace eb::linalg

@@ -351,6 +351,14 @@ void register_precision(const std::string& matrix) {
         ->Unit(benchmark::kMicrosecond);
 #endif
   }
+#if defined(EB_BENCH_CUDA)
+  // The BCSR kernel with each fixed number of warps per slice, beside the device's choice above.
+  for (int w : {1, 2, 4, 8})
+    add("spmv/cuda/bcsr_w" + std::to_string(w) + "/" + p + "/" + matrix,
+        [=](benchmark::State& s) { cuda_spmv<T>(s, matrix, Format::Bcsr, w); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+#endif
   for (Format f : {Format::Bcsr, Format::Csr}) {
     const std::string tail = to_string(f) + "/" + p + "/" + matrix;
     add("pcg_iteration/cpu/" + tail, [=](benchmark::State& s) { cpu_pcg_iteration<T>(s, matrix, f); })

@@ -77,8 +77,9 @@ void set_counters(benchmark::State& state, double bytes, double flops, Index row
 
 #if defined(EB_BENCH_CUDA)
 // Device benchmarks (bench_sparse_cuda.cu), manual time from CUDA events.
+// warps: BCSR's warps per slice (0: the device's choice, choose_warps_per_slice).
 template <class T>
-void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f);
+void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f, int warps = 0);
 template <class T>
 void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f);
 template <class T>

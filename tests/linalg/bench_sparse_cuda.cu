@@ -98,11 +98,13 @@ struct DeviceSpmv {
   std::unique_ptr<LinearOperator<T>> op;
   std::size_t bytes = 0;
   double padding = 0;  // BCSR: padded blocks per real block in the sliced layout
+  int warps_per_slice = 0;  // BCSR: as uploaded (the device's choice unless the benchmark fixes it)
   cuda::DeviceBuffer<T> x, y;
 };
 
+// warps: BCSR's warps per slice (0: the library's choice for this device).
 template <class T>
-DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f) {
+DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f, int warps = 0) {
   DeviceSpmv<T> p;
   const AnyMatrix<T>& m = bench_format<T>(matrix, f);
   const Index rows = rows_of(m);
@@ -111,11 +113,14 @@ DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f) {
     const auto& b = std::get<BcsrMatrix<T>>(m);
     int window = 8;
     if (const char* e = std::getenv("EB_BENCH_BCSR_WINDOW"); e && *e) window = std::atoi(e);
-    const SlicedBcsr<T> s = make_sliced_bcsr(b, window);
+    SlicedBcsr<T> s = make_sliced_bcsr(b, window);
+    s.warps_per_slice = warps;
     p.padding = double(padding_blocks(s)) / double(std::max<std::size_t>(1, b.blocks()));
     std::vector<T> d(static_cast<size_t>(rows));
     diagonal(b, d.data());
-    p.op = std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(upload(s), d, "bcsr (device)");
+    DeviceBcsr<T> dev = upload(s);
+    p.warps_per_slice = dev.warps_per_slice;
+    p.op = std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(std::move(dev), d, "bcsr (device)");
   } else {
     p.op = std::visit([&](const auto& h) -> std::unique_ptr<LinearOperator<T>> { return make_device_operator(h, to_string(f)); }, m);
   }
@@ -278,14 +283,18 @@ void time_pcg(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A
 }  // namespace
 
 template <class T>
-void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f) {
+void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f, int warps) {
   if (skip_without_device(state)) return;
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& p = device_cache().get<DeviceSpmv<T>>(matrix + to_string(f) + fp<T>(), [&] { return prepare_spmv<T>(matrix, f); });
+  auto& p = device_cache().get<DeviceSpmv<T>>(matrix + to_string(f) + fp<T>() + "w" + std::to_string(warps),
+                                              [&] { return prepare_spmv<T>(matrix, f, warps); });
   cudaStream_t st = bench_stream();
   run_timed<T>(state, st, spmv_bytes<T>(p.bytes, A.rows), 0, A.rows, A.nnz(), kBatch,
                [&] { p.op->apply(p.x.data(), p.y.data(), st); });
-  if (f == Format::Bcsr) state.counters["gpu_padding"] = p.padding;
+  if (f == Format::Bcsr) {
+    state.counters["gpu_padding"] = p.padding;
+    state.counters["warps_per_slice"] = p.warps_per_slice;
+  }
 }
 
 template <class T>
@@ -319,8 +328,8 @@ void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr)
   run_timed<T>(state, bench_stream(), spmv_bytes<T>(c.bytes(), A.rows), 0, A.rows, A.nnz(), kBatch, [&] { c.run(); });
 }
 
-template void cuda_spmv<float>(benchmark::State&, const std::string&, Format);
-template void cuda_spmv<double>(benchmark::State&, const std::string&, Format);
+template void cuda_spmv<float>(benchmark::State&, const std::string&, Format, int);
+template void cuda_spmv<double>(benchmark::State&, const std::string&, Format, int);
 template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format);
 template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format);
 template void cusparse_pcg_iteration<float>(benchmark::State&, const std::string&, bool);

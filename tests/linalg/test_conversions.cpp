@@ -53,6 +53,20 @@ TEST(Conversions, PlantedMatrixExercisesEveryPart) {
   EXPECT_NE(b.block_rows % SlicedBcsr<double>::kSliceRows, 0) << "the last slice must be partial";
 }
 
+TEST(SlicedBcsr, WarpsPerSliceRule) {
+  // 132 SMs (H100): 16 warps per SM = 2,112 warps. The raptor (188 slices, ~22 steps each) takes
+  // the most, 8; a 0.1M-DOF bunny (1,040 slices) 4; 1M DOFs (10,400 slices) one warp per slice.
+  EXPECT_EQ(choose_warps_per_slice(188, 188 * 22, 132), 8);
+  EXPECT_EQ(choose_warps_per_slice(1040, 1040 * 16, 132), 4);
+  EXPECT_EQ(choose_warps_per_slice(10400, 10400 * 16, 132), 1);
+  EXPECT_EQ(choose_warps_per_slice(2112, 2112 * 16, 132), 1);  // exactly 16 per SM
+  // Short slices stop the split: 2 steps per warp at least.
+  EXPECT_EQ(choose_warps_per_slice(188, 188 * 8, 132), 4);
+  EXPECT_EQ(choose_warps_per_slice(188, 188 * 6, 132), 2);
+  EXPECT_EQ(choose_warps_per_slice(188, 188 * 3, 132), 1);
+  EXPECT_EQ(choose_warps_per_slice(0, 0, 132), 1);
+}
+
 TEST(Conversions, AssemblySumsDuplicatesAndSorts) {
   std::vector<Triplet<double>> t = {{1, 2, 1.0}, {0, 0, 2.0}, {1, 2, 0.5}, {0, 1, -1.0}, {1, 0, 0.0}};
   const AssembledMatrix<double> a = assemble_from_triplets<double>(2, 3, t);
