@@ -81,13 +81,13 @@ BcsrMatrix<T> to_bcsr(const SlicedBcsr<T>& s) {
 }
 
 int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors) {
-  // The row-per-lane kernel reaches triad from ~10,000 slices on the H100's 132 SMs and falls to
-  // 0.06-0.6 of it below ~1,000 (PERF_NOTES.md): too few warps in flight to hide the loads' latency.
-  constexpr double kWarpsPerSm = 16;
+  // Measured on the H100 (132 SMs, bench_sparse spmv/cuda/bcsr_w*, PERF_NOTES.md): one warp per
+  // slice leaves the loads' latency exposed on small matrices (0.06-0.6 of triad below ~1,000
+  // slices); 8 warps were fastest on the real meshes (188-642 slices), 4 on the 0.1M- and 1M-DOF
+  // bunnies (1,040 and 10,400 slices; 4 beat 1 by 5% even there).
   const double mean_steps = slices > 0 ? double(steps) / double(slices) : 0.0;
-  int w = 1;
-  while (w < kMaxWarpsPerSlice && double(slices) * w < kWarpsPerSm * multiprocessors && mean_steps / (2 * w) >= 2.0)
-    w *= 2;
+  int w = double(slices) < 6.0 * multiprocessors ? 8 : 4;
+  while (w > 1 && mean_steps < w) w /= 2;  // at least one step per warp on average
   return w;
 }
 

@@ -37,10 +37,8 @@ struct SlicedBcsr {
 // sort_window: slices per window sorted by row length (8 = 256 block rows); <= 1 keeps the order.
 template <class T>
 SlicedBcsr<T> make_sliced_bcsr(const BcsrMatrix<T>& m, int sort_window = 8);
-// Warps per slice for a device of `multiprocessors` SMs: the least of 1, 2, 4, 8 that gives at
-// least kWarpsPerSm warps per SM, keeping at least 2 steps per warp on average (fewer would spend
-// more on adding the partial sums than on the blocks).
-inline constexpr int kMaxWarpsPerSlice = 8;
+// Warps per slice for a device of `multiprocessors` SMs: 8 below 6 slices per SM, else 4, halved
+// while the mean steps per slice are fewer than the warps.
 int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors);
 
 // Back to BCSR (exact: the layout only moves values).

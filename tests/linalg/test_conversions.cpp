@@ -54,16 +54,15 @@ TEST(Conversions, PlantedMatrixExercisesEveryPart) {
 }
 
 TEST(SlicedBcsr, WarpsPerSliceRule) {
-  // 132 SMs (H100): 16 warps per SM = 2,112 warps. The raptor (188 slices, ~22 steps each) takes
-  // the most, 8; a 0.1M-DOF bunny (1,040 slices) 4; 1M DOFs (10,400 slices) one warp per slice.
+  // 132 SMs (H100): 8 warps below 792 slices (the real meshes: 188-642), 4 from there on (the
+  // bunnies of 1,040 and 10,400 slices), fewer only when slices are shorter than that.
   EXPECT_EQ(choose_warps_per_slice(188, 188 * 22, 132), 8);
-  EXPECT_EQ(choose_warps_per_slice(1040, 1040 * 16, 132), 4);
-  EXPECT_EQ(choose_warps_per_slice(10400, 10400 * 16, 132), 1);
-  EXPECT_EQ(choose_warps_per_slice(2112, 2112 * 16, 132), 1);  // exactly 16 per SM
-  // Short slices stop the split: 2 steps per warp at least.
-  EXPECT_EQ(choose_warps_per_slice(188, 188 * 8, 132), 4);
-  EXPECT_EQ(choose_warps_per_slice(188, 188 * 6, 132), 2);
-  EXPECT_EQ(choose_warps_per_slice(188, 188 * 3, 132), 1);
+  EXPECT_EQ(choose_warps_per_slice(791, 791 * 16, 132), 8);
+  EXPECT_EQ(choose_warps_per_slice(792, 792 * 16, 132), 4);
+  EXPECT_EQ(choose_warps_per_slice(10400, 10400 * 16, 132), 4);
+  EXPECT_EQ(choose_warps_per_slice(188, 188 * 6, 132), 4);  // 6 steps: 4 warps, not 8
+  EXPECT_EQ(choose_warps_per_slice(188, 188 * 3, 132), 2);
+  EXPECT_EQ(choose_warps_per_slice(1, 1, 132), 1);
   EXPECT_EQ(choose_warps_per_slice(0, 0, 132), 1);
 }
 
