@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <sstream>
 
 #include "meshes/errors.h"
 #include "meshes/geometry.h"
+#include "meshes/host_memory.h"
 
 namespace eb::mesh {
 namespace {
@@ -48,6 +51,15 @@ RowBins bin_triangles(const TriSurface& s, const VoxelGrid& g) {
         }
     }
     if (pass == 0) {
+      // The bins index triangles with 32 bits: a fine grid under a large surface could wrap.
+      uint64_t total = 0;
+      for (size_t r = 0; r < rows; ++r) total += b.start[r + 1];
+      if (total > UINT32_MAX)
+        throw RuntimeFailure("voxelization: " + std::to_string(total) +
+                             " triangle-row pairs exceed 32-bit bins (spacing " + std::to_string(g.spacing) +
+                             "); use a coarser spacing");
+      require_host_memory(double(total) * sizeof(uint32_t),
+                          "voxelizing at spacing " + std::to_string(g.spacing) + " (triangle bins)");
       for (size_t r = 0; r < rows; ++r) b.start[r + 1] += b.start[r];
       b.tris.resize(b.start[rows]);
     } else {
@@ -142,7 +154,28 @@ VoxelGrid grid_for(const TriSurface& s, double spacing) {
   return g;
 }
 
+namespace {
+
+// Refuses a grid whose arrays would not fit in host memory, before they are allocated: the row
+// bins (one offset per row of voxels) always; with `building` the voxels inside (about the
+// enclosed volume / spacing^3) and the hexahedral mesh made from them (a node and 8 indices each).
+void require_grid_memory(const TriSurface& s, const VoxelGrid& g, bool building) {
+  const double rows = double(g.n[1]) * double(g.n[2]);
+  double bytes = (rows + 1) * sizeof(uint32_t);
+  std::ostringstream what;
+  what << "a voxel grid of " << g.n[0] << " x " << g.n[1] << " x " << g.n[2] << " at spacing " << g.spacing;
+  if (building) {
+    const double voxels = std::abs(surface_volume(s)) / (g.spacing * g.spacing * g.spacing);
+    bytes += voxels * (sizeof(std::array<int32_t, 3>) + sizeof(int32_t) + sizeof(Vec3) + 8 * sizeof(int32_t));
+    what << " (about " << voxels << " voxels inside)";
+  }
+  require_host_memory(bytes, what.str());
+}
+
+}  // namespace
+
 size_t count_inside(const TriSurface& s, const VoxelGrid& g) {
+  require_grid_memory(s, g, false);
   size_t n = 0;
   for_each_inside(s, g, [&](int, int, int) { ++n; });
   return n;
@@ -151,6 +184,7 @@ size_t count_inside(const TriSurface& s, const VoxelGrid& g) {
 VoxelMesh voxelize(const TriSurface& s, double spacing, const std::string& source) {
   check_input(s, source);
   const VoxelGrid g = grid_for(s, spacing);
+  require_grid_memory(s, g, true);
   VoxelMesh v;
   v.spacing = spacing;
   v.origin = g.origin;
@@ -170,6 +204,11 @@ VoxelMesh voxelize_resolution(const TriSurface& s, int resolution, const std::st
 VoxelMesh voxelize_target(const TriSurface& s, size_t target, const std::string& source, double tolerance) {
   if (target < 1) throw InputError("target element count must be at least 1");
   check_input(s, source);
+  // The voxels and their hexahedral mesh (require_grid_memory's bytes per voxel), before a search
+  // that would visit that many voxel centres.
+  require_host_memory(double(target) * (sizeof(std::array<int32_t, 3>) + sizeof(int32_t) + sizeof(Vec3) +
+                                        8 * sizeof(int32_t)),
+                      source + ": voxelizing to " + std::to_string(target) + " elements");
   const double volume = std::abs(surface_volume(s));
   if (!(volume > 0)) throw InputError(source + ": the surface encloses no volume");
   double h = std::cbrt(volume / double(target));

@@ -75,6 +75,15 @@ def main():
         for kind, cases in bad.items():
             for what, change in cases.items():
                 rewrite_element(os.path.join(tmp, kind + ".msh"), os.path.join(tmp, "%s_%s.msh" % (kind, what)), 1, change)
+        # A closed unit cube as a triangle surface (for the voxelizer's limits).
+        cube = os.path.join(tmp, "cube.off")
+        with open(cube, "w") as f:
+            f.write("OFF\n8 12 0\n")
+            for i in range(8):
+                f.write("%d %d %d\n" % (i & 1, (i >> 1) & 1, (i >> 2) & 1))
+            for a, b, c in ((0, 2, 1), (1, 2, 3), (4, 5, 6), (5, 7, 6), (0, 1, 4), (1, 5, 4), (2, 6, 3), (3, 6, 7),
+                            (0, 4, 2), (2, 4, 6), (1, 3, 5), (3, 7, 5)):
+                f.write("3 %d %d %d\n" % (a, b, c))
         common = ["-s", "cantilever", "--set", "time.dt=0", "--quiet"]
         for m in methods:
             base = ["run", "-m", m, "-b", "cpu"] + common
@@ -124,6 +133,20 @@ def main():
             check("%s-memory-limit" % m, rc == 1 and re.search(r"mesh.element_size 1e-05\) needs at least [0-9.e+]+ GB "
                                                               r"of host memory; [0-9.e+]+ GB are available", msg)
                   and not os.path.exists(out), "exit %d: %s" % (rc, msg))
+            # A closed surface voxelized at a spacing whose grid no machine holds, or to 2e9
+            # voxels: refused before the grid's arrays are allocated, giving both numbers.
+            for key, value, pattern in (
+                    ("mesh.element_size", "3e-5", r"a voxel grid of 33335 x 33335 x 33335 at spacing 3e-05 \(about "
+                                                  r"[0-9.e+]+ voxels inside\) needs at least [0-9.e+]+ GB of host memory; "
+                                                  r"[0-9.e+]+ GB are available"),
+                    ("mesh.target_elements", "2000000000", r"cube\.off: voxelizing to 2000000000 elements needs at "
+                                                           r"least [0-9.e+]+ GB of host memory")):
+                out = "%s/%s_voxels" % (tmp, m)
+                rc, msg = run(base + ["--set", "mesh.source=file", "--set", "mesh.file=" + cube, "--set",
+                                      "boundary.fixed=[]", "--set", "mesh.element_size=0", "--set",
+                                      "%s=%s" % (key, value), "--out", out], tmp)
+                check("%s-voxel-memory-limit-%s" % (m, key.split(".")[1]), rc == 1 and re.search(pattern, msg)
+                      and not os.path.exists(out), "exit %d: %s" % (rc, msg))
             # A million g: elements invert within the run.
             rc, msg = run(base + ["--set", "boundary.gravity=[0,0,-1e7]", "--set", "mesh.elements_per_edge=2",
                                   "--steps", "60", "--out", "%s/%s_crush" % (tmp, m)], tmp)
