@@ -1,8 +1,12 @@
 // Subcommands list, run, scenario, reproduce and report.
 #include <omp.h>
 
+#include <cctype>
+#include <cstddef>
 #include <iostream>
+#include <map>
 #include <set>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -106,7 +110,7 @@ struct RunArgs {
   std::string method, variant, backend = "cpu", precision = "fp64", scenario, out;
   std::vector<std::string> sets;
   int threads = 0, steps = -1, vtk_every = -1, device = 0, warmup = -1;
-  std::string data_dir;
+  std::string data_dir, gpu_memory_limit;
   bool quiet = false, allow_invalid = false;
 };
 
@@ -116,6 +120,34 @@ void check_count(const CLI::Option* opt, int value, int min, const char* meaning
   if (opt->count() > 0 && value < min)
     throw InputError(opt->get_name() + " must be >= " + std::to_string(min) + " (" + meaning + "), got " +
                      std::to_string(value));
+}
+
+// A size in bytes as typed on the command line: a number (a fraction allowed) and an optional
+// unit, case ignored: B; K, M, G, T (powers of 1000, with or without B, as the GB of the
+// messages); KiB, MiB, GiB, TiB (powers of 1024). Anything else is an input error naming the flag.
+std::size_t parse_byte_size(const std::string& text, const std::string& flag) {
+  auto bad = [&](const std::string& why) {
+    return InputError(flag + " must be a size in bytes such as 1500000000, 512M, 2G or 1.5GiB (" + why + "), got '" +
+                      text + "'");
+  };
+  std::size_t digits = 0, points = 0, i = 0;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'); ++i)
+    (text[i] == '.' ? points : digits) += 1;
+  if (digits == 0 || points > 1) throw bad("not a number");
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
+  constexpr double Ki = 1024.0;
+  static const std::map<std::string, double> scale = {
+      {"", 1.0},     {"b", 1.0},     {"k", 1e3},           {"kb", 1e3},           {"m", 1e6},
+      {"mb", 1e6},   {"g", 1e9},     {"gb", 1e9},          {"t", 1e12},           {"tb", 1e12},
+      {"ki", Ki},    {"kib", Ki},    {"mi", Ki * Ki},      {"mib", Ki * Ki},      {"gi", Ki * Ki * Ki},
+      {"gib", Ki * Ki * Ki},         {"ti", Ki * Ki * Ki * Ki},                   {"tib", Ki * Ki * Ki * Ki}};
+  const auto it = scale.find(unit);
+  if (it == scale.end()) throw bad("unknown unit '" + text.substr(i) + "'");
+  const double bytes = std::stod(text.substr(0, i)) * it->second;
+  if (!(bytes >= 1.0)) throw bad("at least 1 byte");
+  if (!(bytes < 9e18)) throw bad("too large");
+  return std::size_t(bytes);
 }
 }  // namespace
 
@@ -129,6 +161,11 @@ void add_run_command(CLI::App& app) {
   auto* threads = cmd->add_option("--threads,-t", a->threads, "CPU threads (0 = all; 1 = the papers' one core)")
                       ->capture_default_str();
   auto* device = cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
+  auto* gpu_limit = cmd->add_option(
+      "--gpu-memory-limit", a->gpu_memory_limit,
+      "CUDA: the most GPU memory this run may take, e.g. 512M, 2G (powers of 1000) or 1.5GiB (of 1024); on a "
+      "shared GPU it leaves room for other jobs. A run whose estimate exceeds it, or the device's free memory, is "
+      "refused before allocating (exit 1, naming both)");
   cmd->add_option("--scenario,-s", a->scenario, "Built-in scenario name or a .toml/.json file")->required();
   cmd->add_option("--set", a->sets, "Override a scenario key: KEY=VALUE (repeatable)");
   auto* steps = cmd->add_option("--steps", a->steps, "Run exactly this many steps (> 0; overrides the scenario's stopping rule)");
@@ -153,6 +190,7 @@ void add_run_command(CLI::App& app) {
     req.options.precision = parse_precision(a->precision);
     req.options.threads = a->threads;
     req.options.device = a->device;
+    if (gpu_limit->count() > 0) req.options.gpu_memory_limit = parse_byte_size(a->gpu_memory_limit, "--gpu-memory-limit");
     req.options.data_dir = a->data_dir.empty() ? mesh::default_data_dir() : std::filesystem::path(a->data_dir);
     // Check the method (and a variant given here) before the scenario so that a wrong name is
     // reported first; the runner resolves the rest with the scenario (MethodRegistry::resolve).

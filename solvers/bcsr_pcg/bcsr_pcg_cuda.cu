@@ -15,6 +15,7 @@
 #include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/linalg/cg_algorithm.h"
 #include "solvers/linalg/device_formats.cuh"
 
 namespace eb::bcsr_pcg {
@@ -271,17 +272,70 @@ std::vector<double> from_entry_major(const std::vector<T>& src, int64_t E, int k
   return out;
 }
 
+// The sliced layout of the global matrix and the gather's index blocks, built on the host before
+// any device allocation: the estimate counts them, the constructor uploads them.
+template <class T>
+struct HostLayout {
+  linalg::SlicedBcsr<T> sliced;
+  linalg::SlicedGatherIndex gi;
+};
+template <class T>
+HostLayout<T> host_layout(const BcsrPcgSetup& s) {
+  HostLayout<T> h;
+  h.sliced = linalg::make_gather_layout<T>(s.plan);
+  h.gi = linalg::make_sliced_gather_index(s.plan, h.sliced);
+  return h;
+}
+
+// Device bytes of one DeviceCgEngine (solvers/linalg/cg_cuda.cu, allocate()) on n unknowns: x, r,
+// p, q, the Jacobi diagonal and its inverse, the partial sums of its grid (256 threads a block,
+// at most 8 blocks per SM), ticket, scalars and residual history.
+template <class T>
+std::size_t cg_engine_bytes(std::size_t n, const linalg::CgOptions& o, int multiprocessors) {
+  const bool jacobi = o.preconditioner == linalg::Preconditioner::Jacobi && n > 0;
+  const std::size_t grid = std::clamp<std::size_t>((n + 255) / 256, 1, 8 * std::size_t(std::max(1, multiprocessors)));
+  return (4 + (jacobi ? 2 : 0)) * n * sizeof(T) + grid * 3 * sizeof(double) + sizeof(unsigned) +
+         sizeof(linalg::CgScalars) + (std::size_t(o.max_iterations) + 1) * sizeof(double);
+}
+
+// What BcsrPcgCuda allocates for `s` with layout `h` (build(), in its order, and the two CG
+// solvers of make_solvers()) on a device of `multiprocessors` SMs.
+template <class T>
+std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, int multiprocessors) {
+  using linalg::Index;
+  const std::size_t E = std::size_t(s.num_elements), n = 3 * std::size_t(s.num_nodes), w = sizeof(T);
+  std::size_t b = 4 * E * sizeof(int32_t) + (s.Dm_inv.size() + s.Dm.size() + s.volume.size()) * w;
+  b += 5 * n * w + (9 + 144 + 12) * E * w;  // u, v, sol, rhs, spmv_out; R, local, local_rhs
+  b += (h.sliced.perm.size() + h.sliced.col.size()) * sizeof(Index) + h.sliced.slice_ptr.size() * sizeof(Offset) +
+       h.sliced.val.size() * w;
+  if (s.update == Update::Gather)
+    b += h.gi.sub_ptr.size() * sizeof(Offset) + h.gi.block.size() * sizeof(int32_t) + h.gi.keep.size() * sizeof(uint16_t);
+  else
+    b += s.plan.element_block.size() * (sizeof(Offset) + sizeof(uint16_t));
+  b += h.gi.diag_position.size() * sizeof(Offset) + s.plan.node_ptr.size() * sizeof(Offset) +
+       s.plan.node_slot.size() * sizeof(int64_t) + s.constrained.size();
+  if (!s.loads.empty()) {
+    std::size_t nodes = 0;
+    for (std::size_t k = 0; k < s.loads.size(); ++k) nodes += k == 0 || s.loads[k].node != s.loads[k - 1].node;
+    b += nodes * sizeof(int32_t) + (nodes + 1) * sizeof(int) + s.loads.size() * (sizeof(int) + 3 * sizeof(double));
+  }
+  b += s.curves.size() * (sizeof(tled::DeviceCurve) + sizeof(double));
+  b += sizeof(StepState) + 2 * sizeof(DeviceChecks);
+  for (bool stat : {false, true}) b += cg_engine_bytes<T>(n, cg_options(s.options, stat), multiprocessors);
+  return b;
+}
+
 template <class T>
 class BcsrPcgCuda final : public BcsrPcgSimulation {
  public:
-  BcsrPcgCuda(BcsrPcgSetup setup, Precision p, int device)
+  BcsrPcgCuda(BcsrPcgSetup setup, HostLayout<T> layout, Precision p, int device)
       : BcsrPcgSimulation(std::move(setup), Backend::Cuda, p), device_(device) {
     EB_CUDA_CHECK(cudaSetDevice(device_));
     // A blocking stream: DeviceBuffer's synchronous copies run on the legacy stream, which then
     // orders with every kernel here.
     EB_CUDA_CHECK(cudaStreamCreate(&stream_));
     try {
-      build();
+      build(std::move(layout));
     } catch (...) {
       release();
       throw;
@@ -480,7 +534,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     if (!h.empty()) b.upload(h.data(), h.size());
   }
 
-  void build() {
+  void build(HostLayout<T> layout) {
     const int64_t E = s_.num_elements, N = s_.num_nodes;
     const size_t n = 3 * size_t(N);
     std::vector<int32_t> conn(4 * size_t(E));
@@ -498,8 +552,8 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     alloc(local_, 144 * size_t(E), "bcsr-pcg local matrices");
     alloc(local_rhs_, 12 * size_t(E), "bcsr-pcg local right-hand sides");
     // The global matrix: the sliced layout of the plan's pattern, and the gather's index blocks.
-    const linalg::SlicedBcsr<T> sliced = linalg::make_gather_layout<T>(s_.plan);
-    gi_ = linalg::make_sliced_gather_index(s_.plan, sliced);
+    const linalg::SlicedBcsr<T> sliced = std::move(layout.sliced);
+    gi_ = std::move(layout.gi);
     K_ = linalg::upload(sliced);
     allocated_ += K_.perm.bytes() + K_.slice_ptr.bytes() + K_.col.bytes() + K_.val.bytes();
     steps_ = sliced.steps();
@@ -726,13 +780,37 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
 };
 
+// The layout on the host, the estimate checked, then the device's allocations.
+template <class T>
+std::unique_ptr<BcsrPcgSimulation> make_typed(BcsrPcgSetup s, const RunOptions& o, int multiprocessors) {
+  HostLayout<T> layout = host_layout<T>(s);
+  require_device_memory(double(planned_bytes(s, layout, multiprocessors)),
+                        "bcsr-pcg cuda " + to_string(o.precision) + " on " + std::to_string(s.num_elements) +
+                            " tetrahedra and " + std::to_string(s.num_nodes) + " nodes",
+                        o.device, o.gpu_memory_limit);
+  return std::make_unique<BcsrPcgCuda<T>>(std::move(s), std::move(layout), o.precision, o.device);
+}
+
+int usable_multiprocessors(int device) {
+  const GpuInfo g = cuda_device_info(device);
+  if (!g.usable) throw RuntimeFailure("bcsr-pcg cuda: " + g.reason);
+  return g.multiprocessors;
+}
+
 }  // namespace
+
+std::size_t estimate_device_bytes(const BcsrPcgSetup& s, Precision p, int device) {
+  const int sms = usable_multiprocessors(device);
+  if (p == Precision::Fp32) return planned_bytes(s, host_layout<float>(s), sms);
+  return planned_bytes(s, host_layout<double>(s), sms);
+}
 
 std::unique_ptr<BcsrPcgSimulation> make_bcsr_pcg_cuda_impl(const Scenario& sc, const RunOptions& o) {
   if (cuda_device_count() == 0) throw RuntimeFailure("bcsr-pcg cuda: " + cuda_device_info(o.device).reason);
   BcsrPcgSetup s = build_bcsr_pcg_setup(sc, o);
-  if (o.precision == Precision::Fp32) return std::make_unique<BcsrPcgCuda<float>>(std::move(s), o.precision, o.device);
-  return std::make_unique<BcsrPcgCuda<double>>(std::move(s), o.precision, o.device);
+  const int sms = usable_multiprocessors(o.device);
+  if (o.precision == Precision::Fp32) return make_typed<float>(std::move(s), o, sms);
+  return make_typed<double>(std::move(s), o, sms);
 }
 
 std::unique_ptr<Simulation> make_bcsr_pcg_cuda(const Scenario& sc, const RunOptions& o) {

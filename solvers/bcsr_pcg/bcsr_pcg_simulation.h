@@ -1,6 +1,7 @@
 #pragma once
 // The backend-independent part of bcsr-pcg: the order of a step's phases (Algorithm 1), static
 // solves, validity and reporting. The OpenMP and CUDA backends implement the phases.
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,11 @@ class BcsrPcgSimulation : public Simulation {
 std::unique_ptr<Simulation> make_bcsr_pcg_cpu(const Scenario& scenario, const RunOptions& options);
 #if defined(ELASTOBENCH_HAVE_CUDA)
 std::unique_ptr<Simulation> make_bcsr_pcg_cuda(const Scenario& scenario, const RunOptions& options);
+// Device bytes the CUDA backend allocates for `setup` in `precision` on `device`: its buffers and
+// sliced matrix (device_bytes()) and its two CG solvers' vectors, from the host setup alone (it
+// builds the sliced layout on the host, as the backend does); the factory checks it against the
+// device's free memory and RunOptions::gpu_memory_limit before the first allocation.
+std::size_t estimate_device_bytes(const BcsrPcgSetup& setup, Precision precision, int device = 0);
 #endif
 // The concrete simulation (tests use the phase interface).
 std::unique_ptr<BcsrPcgSimulation> make_bcsr_pcg(const Scenario& scenario, const RunOptions& options);

@@ -28,6 +28,14 @@ std::size_t cuda_tracked_bytes();
 std::size_t cuda_peak_tracked_bytes();
 void cuda_reset_peak_tracked_bytes();  // peak := bytes held now
 
+// Refusing work that cannot fit in GPU memory before allocating it (issue 12; the host's
+// counterpart is mesh::require_host_memory). Throws RuntimeFailure (exit 1) naming `what`, the
+// estimate (`bytes`: what the backend is about to allocate) and the limit in GB when `bytes`
+// exceed the free memory of `device` (cudaMemGetInfo) or `limit_bytes` (a user limit,
+// RunOptions::gpu_memory_limit; 0: none), with a hint (a smaller mesh, fp32, the limit).
+// Without a usable device (or in a build without CUDA) it throws RuntimeFailure saying why.
+void require_device_memory(double bytes, const std::string& what, int device, std::size_t limit_bytes);
+
 // STREAM triad a = b + s c on `device` in fp32 (element_bytes 4) or fp64 (8): GB/s as the median
 // of 10 event-timed passes over three 256 MiB arrays (well beyond any L2), bytes = 3 x array
 // (STREAM's convention). Experiment drivers measure it once per session as the device's ceiling.

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <string>
 #include <stdexcept>
 #include <vector>
 #include <sstream>
@@ -106,6 +108,41 @@ double cuda_stream_triad_gbps(int device, int element_bytes) {
   if (element_bytes == 4) return triad_gbps<float>(device);
   if (element_bytes == 8) return triad_gbps<double>(device);
   throw std::invalid_argument("cuda_stream_triad_gbps: element_bytes must be 4 or 8");
+}
+
+namespace {
+std::string gigabytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g GB", bytes / 1e9);
+  return buf;
+}
+}  // namespace
+
+void require_device_memory(double bytes, const std::string& what, int device, std::size_t limit_bytes) {
+  const GpuInfo g = cuda_device_info(device);
+  if (!g.usable) throw RuntimeFailure(what + ": " + g.reason);
+  // Free memory of that device (its context is made here if it was not yet), the current device
+  // of the caller left as it was.
+  int current = 0;
+  EB_CUDA_CHECK(cudaGetDevice(&current));
+  EB_CUDA_CHECK(cudaSetDevice(device));
+  std::size_t free_b = 0, total_b = 0;
+  const cudaError_t err = cudaMemGetInfo(&free_b, &total_b);
+  cudaSetDevice(current);
+  if (err != cudaSuccess) cuda::throw_cuda_error(err, "cudaMemGetInfo", __FILE__, __LINE__);
+  const bool user_limit = limit_bytes != 0 && limit_bytes < free_b;
+  const double limit = double(user_limit ? limit_bytes : free_b);
+  if (bytes <= limit) return;
+  const std::string device_name = "device " + std::to_string(device) + " (" + g.name + ")";
+  std::string msg = what + " needs an estimated " + gigabytes(bytes) + " of GPU memory; the limit is " +
+                    gigabytes(limit);
+  if (user_limit)
+    msg += " (--gpu-memory-limit; " + device_name + " has " + gigabytes(double(free_b)) + " free)";
+  else
+    msg += " (free on " + device_name + ", of " + gigabytes(double(total_b)) + ")";
+  msg += "; use a smaller mesh or fp32";
+  if (user_limit) msg += ", or raise --gpu-memory-limit";
+  throw RuntimeFailure(msg);
 }
 
 namespace cuda {

@@ -1,5 +1,6 @@
 #pragma once
 // The interface every method/backend/precision implements, and the types it reports with.
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -30,6 +31,10 @@ struct RunOptions {
   Precision precision = Precision::Fp64;
   int threads = 0;  // CPU threads; 0 = all the machine has
   int device = 0;   // CUDA device ordinal
+  // CUDA: the most device memory a run may take, in bytes (0: no limit of its own). A backend
+  // refuses work whose estimate exceeds it, or the device's free memory, before allocating
+  // (require_device_memory, solvers/common/cuda_info.h); `run --gpu-memory-limit` sets it.
+  std::size_t gpu_memory_limit = 0;
   std::filesystem::path data_dir;
 };
 

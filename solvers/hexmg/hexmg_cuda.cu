@@ -596,6 +596,88 @@ std::vector<Out> soa_flat(const std::vector<double>& a, size_t comps, size_t n) 
 
 unsigned blocks_for(int64_t n, int per_block) { return unsigned((n + per_block - 1) / per_block); }
 
+// Warp-slot layout of the coarsest matrix for k_coarse_cg_smem, planned on the host for a device
+// whose blocks may opt in to `optin` bytes of shared memory (scalars of `scalar` bytes). `use`
+// false: the old kernel stays (more than 1024 slots, blocks that do not fit in shared memory,
+// or EB_HEXMG_COARSE_CG=global) and nothing is uploaded. The constructor uploads perm, bases and
+// src and sizes the global overflow from global_slots; the estimate counts the same.
+struct CoarseEllPlan {
+  bool use = false;
+  std::vector<int32_t> perm, bases, src;
+  int shared_slots = 0, global_slots = 0, cap = 0, warps = 0;
+  size_t smem_bytes = 0;
+};
+
+CoarseEllPlan plan_coarse_ell(const Level& C, int optin, size_t scalar) {
+  CoarseEllPlan plan;
+  // EB_HEXMG_COARSE_CG=global keeps the old kernel (same-run A/B timing of the two).
+  if (const char* e = std::getenv("EB_HEXMG_COARSE_CG"); e && std::string(e) == "global") return plan;
+  const int n = C.n_padded;
+  if (n > kCoarseSmemMaxThreads || n % 32 != 0) return plan;
+  std::vector<int> count(n, 0);
+  for (int x = 0; x < n; ++x)
+    if (C.nbr[x][kCentre] >= 0)
+      for (int l = 0; l < kStencil; ++l) count[x] += (l != kCentre && C.nbr[x][l] >= 0);
+  std::vector<int32_t> perm(n);
+  for (int x = 0; x < n; ++x) perm[x] = x;
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return count[a] > count[b]; });
+  const int nw = n / 32;
+  std::vector<int32_t> base(nw + 1, 0);
+  for (int w = 0; w < nw; ++w) {
+    int width = 0;
+    for (int j = 0; j < 32; ++j) width = std::max(width, count[perm[w * 32 + j]]);
+    base[w + 1] = base[w] + width;
+  }
+  const int slots = base[nw];
+  std::vector<int32_t> src(size_t(std::max(slots, 1)) * 32, -1);
+  // Largest per-warp cap of shared-memory slots that fits; the rest goes to global scratch.
+  const size_t avail = size_t(optin) - 2 * 32 * sizeof(double2) - 3 * size_t(n) * scalar;
+  const size_t per_slot = 32 * (9 * scalar + sizeof(int16_t));
+  int cap = 0;
+  for (int w = 0; w < nw; ++w) cap = std::max(cap, base[w + 1] - base[w]);
+  // Test-only: EB_HEXMG_COARSE_SMEM_SLOTS=k keeps at most k warp-slots per warp in shared memory
+  // so that the global-overflow path (otherwise reached only by fp64 at 33K and 269K bunny) is
+  // exercised at small sizes (tests/hexmg/test_coarse_overflow.cpp).
+  if (const char* e = std::getenv("EB_HEXMG_COARSE_SMEM_SLOTS"); e && *e) cap = std::min(cap, std::max(0, std::atoi(e)));
+  std::vector<int32_t> bases(3 * size_t(nw + 1), 0);
+  for (;; --cap) {
+    for (int w = 0; w < nw; ++w) {
+      const int width = base[w + 1] - base[w];
+      bases[w + 1] = base[w + 1];
+      bases[nw + 1 + w + 1] = bases[nw + 1 + w] + std::min(width, cap);
+      bases[2 * (nw + 1) + w + 1] = bases[2 * (nw + 1) + w] + std::max(0, width - cap);
+    }
+    if (size_t(bases[2 * nw + 1]) * per_slot <= avail || cap == 0) break;
+  }
+  const int shared_slots = bases[2 * nw + 1], global_slots = bases[3 * nw + 2];
+  for (int w = 0; w < nw; ++w)
+    for (int j = 0; j < 32; ++j) {
+      const int x = perm[w * 32 + j];
+      if (C.nbr[x][kCentre] < 0) continue;
+      int k = 0;
+      for (int l = 0; l < kStencil; ++l)
+        if (l != kCentre && C.nbr[x][l] >= 0) src[size_t(base[w] + k++) * 32 + j] = l;
+    }
+  const size_t bytes = size_t(shared_slots) * per_slot + 3 * size_t(n) * scalar;
+  if (bytes > avail + 3 * size_t(n) * scalar) return plan;  // not even p fits: old kernel
+  plan.use = true;
+  plan.perm = std::move(perm);
+  plan.bases = std::move(bases);
+  plan.src = std::move(src);
+  plan.shared_slots = shared_slots;
+  plan.global_slots = global_slots;
+  plan.cap = cap;
+  plan.warps = nw;
+  plan.smem_bytes = bytes;
+  return plan;
+}
+
+int shared_memory_optin(int device) {
+  int optin = 0;
+  EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return optin;
+}
+
 template <class T>
 class HexmgCuda final : public HexmgSimulation {
  public:
@@ -714,6 +796,37 @@ class HexmgCuda final : public HexmgSimulation {
   ~HexmgCuda() override {
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
     if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  // What the constructor allocates for `m` on a device of `optin` bytes of opt-in shared memory
+  // per block (every buffer device_bytes() counts), from the model's sizes alone: the estimate
+  // checked before the first allocation (estimate_device_bytes).
+  static std::size_t planned_bytes(const Model& m, int optin) {
+    const size_t w = sizeof(T), i32 = sizeof(int32_t);
+    size_t b = 0;
+    for (const Level& L : m.levels) {  // LevelDev: A, b, u, r, nbr, child, parent, dead, order
+      const size_t n = size_t(L.n_padded);
+      b += n * kCoeffs * w + 3 * (3 * n * w);
+      b += n * kStencil * i32;
+      if (!L.child.empty()) b += n * L.child[0].size() * i32;
+      if (!L.parent.empty()) b += n * L.parent[0].size() * i32;
+      b += L.dead.size();
+      for (int32_t x = 0; x < L.n_padded; ++x) b += L.coord[x][0] >= 0 ? i32 : 0;
+    }
+    const size_t n0 = size_t(m.levels[0].n_padded), ne = size_t(m.n_elems());
+    const size_t nc = 3 * size_t(m.levels.back().n_padded);
+    const size_t fc = 3 * size_t(m.ncurves + 1), pc = 3 * size_t(std::max(1, m.ncurves));
+    b += 8 * ne * i32 + 8 * n0 * i32;                                 // ev, ve
+    b += (m.youngs.size() + 9 * ne + m.mass.size() + 3 * 3 * n0) * w;  // youngs, R, mass, u0, v0, a0
+    b += (fc + pc) * n0 * w + m.cmask.size();                         // force, presc, cmask
+    b += size_t(kBatch) * std::max(1, m.ncurves) * w;                 // factors
+    b += sizeof(int) + sizeof(Flags) + sizeof(ElementFlags);          // dstep, flags, volume flags
+    b += 3 * nc * w;                                                  // coarse CG r, p, q
+    const CoarseEllPlan p = plan_coarse_ell(m.levels.back(), optin, sizeof(T));
+    if (p.use)
+      b += (p.perm.size() + p.bases.size() + p.src.size()) * i32 +
+           size_t(std::max(p.global_slots, 1)) * 32 * (9 * w + i32);
+    return b;
   }
 
   void advance(int steps) override {
@@ -1121,68 +1234,17 @@ class HexmgCuda final : public HexmgSimulation {
   // Warp-slot layout of the coarsest matrix for k_coarse_cg_smem; the old kernel stays the
   // fallback when a level has more than 1024 slots or its blocks do not fit in shared memory.
   void setup_coarse_ell(int device) {
-    // EB_HEXMG_COARSE_CG=global keeps the old kernel (same-run A/B timing of the two).
-    if (const char* e = std::getenv("EB_HEXMG_COARSE_CG"); e && std::string(e) == "global") return;
-    const Level& C = m_.levels.back();
-    const int n = C.n_padded;
-    if (n > kCoarseSmemMaxThreads || n % 32 != 0) return;
-    std::vector<int> count(n, 0);
-    for (int x = 0; x < n; ++x)
-      if (C.nbr[x][kCentre] >= 0)
-        for (int l = 0; l < kStencil; ++l) count[x] += (l != kCentre && C.nbr[x][l] >= 0);
-    std::vector<int32_t> perm(n);
-    for (int x = 0; x < n; ++x) perm[x] = x;
-    std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return count[a] > count[b]; });
-    const int nw = n / 32;
-    std::vector<int32_t> base(nw + 1, 0);
-    for (int w = 0; w < nw; ++w) {
-      int width = 0;
-      for (int j = 0; j < 32; ++j) width = std::max(width, count[perm[w * 32 + j]]);
-      base[w + 1] = base[w] + width;
-    }
-    const int slots = base[nw];
-    std::vector<int32_t> src(size_t(std::max(slots, 1)) * 32, -1);
-    // Largest per-warp cap of shared-memory slots that fits; the rest goes to global scratch.
-    int optin = 0;
-    EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    const size_t avail = size_t(optin) - 2 * 32 * sizeof(double2) - 3 * size_t(n) * sizeof(T);
-    const size_t per_slot = 32 * (9 * sizeof(T) + sizeof(int16_t));
-    int cap = 0;
-    for (int w = 0; w < nw; ++w) cap = std::max(cap, base[w + 1] - base[w]);
-    // Test-only: EB_HEXMG_COARSE_SMEM_SLOTS=k keeps at most k warp-slots per warp in shared memory
-    // so that the global-overflow path (otherwise reached only by fp64 at 33K and 269K bunny) is
-    // exercised at small sizes (tests/hexmg/test_coarse_overflow.cpp).
-    if (const char* e = std::getenv("EB_HEXMG_COARSE_SMEM_SLOTS"); e && *e) cap = std::min(cap, std::max(0, std::atoi(e)));
-    std::vector<int32_t> bases(3 * size_t(nw + 1), 0);
-    for (;; --cap) {
-      for (int w = 0; w < nw; ++w) {
-        const int width = base[w + 1] - base[w];
-        bases[w + 1] = base[w + 1];
-        bases[nw + 1 + w + 1] = bases[nw + 1 + w] + std::min(width, cap);
-        bases[2 * (nw + 1) + w + 1] = bases[2 * (nw + 1) + w] + std::max(0, width - cap);
-      }
-      if (size_t(bases[2 * nw + 1]) * per_slot <= avail || cap == 0) break;
-    }
-    const int shared_slots = bases[2 * nw + 1], global_slots = bases[3 * nw + 2];
-    for (int w = 0; w < nw; ++w)
-      for (int j = 0; j < 32; ++j) {
-        const int x = perm[w * 32 + j];
-        if (C.nbr[x][kCentre] < 0) continue;
-        int k = 0;
-        for (int l = 0; l < kStencil; ++l)
-          if (l != kCentre && C.nbr[x][l] >= 0) src[size_t(base[w] + k++) * 32 + j] = l;
-      }
-    const size_t bytes = size_t(shared_slots) * per_slot + 3 * size_t(n) * sizeof(T);
-    if (bytes > avail + 3 * size_t(n) * sizeof(T)) return;  // not even p fits: old kernel
-    EB_CUDA_CHECK(cudaFuncSetAttribute(k_coarse_cg_smem<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    ell_perm_.upload(perm);
-    ell_base_.upload(bases);
-    ell_src_.upload(src);
-    ell_gA_.resize(size_t(std::max(global_slots, 1)) * 32 * 9, "hexmg coarse overflow blocks");
-    ell_gy_.resize(size_t(std::max(global_slots, 1)) * 32, "hexmg coarse overflow neighbours");
-    ell_ = CoarseEll{ell_perm_.data(), ell_base_.data(), ell_src_.data(), ell_gA_.data(), ell_gy_.data(), shared_slots, cap, nw};
-    cg_global_slots_ = global_slots;
-    cg_smem_bytes_ = bytes;
+    CoarseEllPlan p = plan_coarse_ell(m_.levels.back(), shared_memory_optin(device), sizeof(T));
+    if (!p.use) return;
+    EB_CUDA_CHECK(cudaFuncSetAttribute(k_coarse_cg_smem<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes)));
+    ell_perm_.upload(p.perm);
+    ell_base_.upload(p.bases);
+    ell_src_.upload(p.src);
+    ell_gA_.resize(size_t(std::max(p.global_slots, 1)) * 32 * 9, "hexmg coarse overflow blocks");
+    ell_gy_.resize(size_t(std::max(p.global_slots, 1)) * 32, "hexmg coarse overflow neighbours");
+    ell_ = CoarseEll{ell_perm_.data(), ell_base_.data(), ell_src_.data(), ell_gA_.data(), ell_gy_.data(), p.shared_slots, p.cap, p.warps};
+    cg_global_slots_ = p.global_slots;
+    cg_smem_bytes_ = p.smem_bytes;
     cg_smem_ = true;
   }
 
@@ -1305,9 +1367,20 @@ class HexmgCuda final : public HexmgSimulation {
 
 }  // namespace
 
+std::size_t estimate_device_bytes(const Model& m, Precision p, int device) {
+  const int optin = shared_memory_optin(device);
+  return p == Precision::Fp32 ? HexmgCuda<float>::planned_bytes(m, optin) : HexmgCuda<double>::planned_bytes(m, optin);
+}
+
 std::unique_ptr<HexmgSimulation> make_hexmg_cuda_impl(const Scenario& sc, const RunOptions& o) {
   Model m = build_model(sc, o);
   if (m.solver.jacobi_pcg) throw InputError("hexmg cuda: solver.variant jacobi-pcg runs on the cpu backend only (Fig. 11 is timed on one core)");
+  const GpuInfo g = cuda_device_info(o.device);
+  if (!g.usable) throw RuntimeFailure("hexmg cuda: " + g.reason);
+  require_device_memory(double(estimate_device_bytes(m, o.precision, o.device)),
+                        "hexmg cuda " + to_string(o.precision) + " on " + std::to_string(m.n_elems()) + " hexahedra (" +
+                            std::to_string(m.n_levels()) + " multigrid levels)",
+                        o.device, o.gpu_memory_limit);
   if (o.precision == Precision::Fp32) return std::make_unique<HexmgCuda<float>>(std::move(m), o.precision, o.device);
   return std::make_unique<HexmgCuda<double>>(std::move(m), o.precision, o.device);
 }

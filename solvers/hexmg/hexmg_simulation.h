@@ -3,6 +3,7 @@
 // solver statistics and output fields. The OpenMP (hexmg_cpu.cpp) and CUDA (hexmg_cuda.cu)
 // backends derive from it.
 #include <limits>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -253,6 +254,11 @@ class HexmgSimulation : public Simulation {
 std::unique_ptr<Simulation> make_hexmg_cpu(const Scenario& scenario, const RunOptions& options);
 #if defined(ELASTOBENCH_HAVE_CUDA)
 std::unique_ptr<Simulation> make_hexmg_cuda(const Scenario& scenario, const RunOptions& options);
+// Device bytes the CUDA backend allocates for `model` in `precision` on `device` (every buffer of
+// its constructor: its device_bytes()), from the host model alone (the coarsest CG's layout
+// depends on the device's shared memory); the factory checks it against the device's free
+// memory and RunOptions::gpu_memory_limit before the first allocation.
+std::size_t estimate_device_bytes(const Model& model, Precision precision, int device = 0);
 #endif
 
 // Direct access for tests and the experiment driver (same objects the factories return).

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "assembly/tled/hex8_tled.h"
@@ -679,11 +680,36 @@ std::unique_ptr<Simulation> make_cuda_typed(TledSetup s, const RunOptions& o) {
   return make_cuda_tex<T, false>(std::move(s), o);
 }
 
+// What TledCuda::upload() allocates (its put() calls, in order), from the setup's sizes.
+template <class T>
+std::size_t device_bytes_of(const TledSetup& s) {
+  const std::size_t E = std::size_t(s.num_elements), N = std::size_t(s.num_nodes);
+  const std::size_t F = s.forces.size(), P = s.prescribed.size(), w = sizeof(T), i32 = sizeof(int32_t);
+  std::size_t b = 8 * E * i32 + 9 * E * w + s.volume.size() * w + s.a.size() * w + s.constrained.size();
+  if (s.damage_enabled) b += E * w;
+  if (s.assembly == Assembly::Gather)
+    b += (s.slot_offset.size() + s.slot_index.size()) * i32 + 12 * E * w;
+  else
+    b += 3 * N * w;
+  b += 2 * 3 * N * w + 2 * sizeof(long long) + sizeof(ElementChecks);
+  b += std::size_t(blocks_for(s.num_elements, kElementBlock)) * (kElementBlock / 32) * w;  // warp minima
+  b += (F + P) * (2 * i32 + 3 * w + 1);  // boundary lists: node, curve, 3 values, mask
+  return b;
+}
+
 }  // namespace
+
+std::size_t estimate_device_bytes(const TledSetup& setup, Precision precision) {
+  return precision == Precision::Fp32 ? device_bytes_of<float>(setup) : device_bytes_of<double>(setup);
+}
 
 std::unique_ptr<Simulation> make_tled_cuda(const Scenario& scenario, const RunOptions& options) {
   if (cuda_device_count() == 0) throw RuntimeFailure("tled cuda: " + cuda_device_info(options.device).reason);
   TledSetup s = build_tled_setup(scenario, options);
+  require_device_memory(double(estimate_device_bytes(s, options.precision)),
+                        "tled cuda " + to_string(options.precision) + " on " + std::to_string(s.num_elements) +
+                            " hexahedra and " + std::to_string(s.num_nodes) + " nodes",
+                        options.device, options.gpu_memory_limit);
   if (options.precision == Precision::Fp32) return make_cuda_typed<float>(std::move(s), options);
   return make_cuda_typed<double>(std::move(s), options);
 }

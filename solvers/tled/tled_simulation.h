@@ -1,6 +1,7 @@
 #pragma once
 // The parts of a TLED simulation that do not depend on the backend: mesh, boundary, time step,
 // reporting. The OpenMP and CUDA backends derive from it.
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,10 @@ class TledSimulationBase : public Simulation {
 std::unique_ptr<Simulation> make_tled_cpu(const Scenario& scenario, const RunOptions& options);
 #if defined(ELASTOBENCH_HAVE_CUDA)
 std::unique_ptr<Simulation> make_tled_cuda(const Scenario& scenario, const RunOptions& options);
+// Device bytes the CUDA backend allocates for `setup` in `precision` (every buffer it uploads:
+// its device_bytes()), from the host setup alone; make_tled_cuda checks it against the device's
+// free memory and RunOptions::gpu_memory_limit before the first allocation.
+std::size_t estimate_device_bytes(const TledSetup& setup, Precision precision);
 #endif
 
 }  // namespace eb::tled

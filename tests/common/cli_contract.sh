@@ -25,6 +25,7 @@ check help 0 "Subcommands|SUBCOMMANDS" -- "$eb" --help
 for sub in list run scenario reproduce report; do
   check "help-$sub" 0 "Usage|USAGE|Options|OPTIONS" -- "$eb" "$sub" --help
 done
+check help-run-gpu-memory-limit 0 "--gpu-memory-limit.*shared GPU" -- "$eb" run --help
 check no-subcommand 2 "" -- "$eb"
 check list 0 "Methods" -- "$eb" list
 "$eb" list --json >"$tmp/list.json" && $py -m json.tool "$tmp/list.json" >/dev/null \
@@ -117,6 +118,12 @@ PY
     check "negative-count$flag" 2 "$flag must be >= " -- "$eb" run --method tled --scenario cube-compression $flag -3 --out "$tmp/neg"
   done
   check zero-steps 2 "--steps must be >= 1" -- "$eb" run --method tled --scenario cube-compression --steps 0 --out "$tmp/neg"
+  # --gpu-memory-limit (issue 12): a malformed size is a usage error naming the option; the
+  # refusal itself needs a GPU (cli_gpu_memory.sh, label gpu).
+  for bad in 2X 1.2.3G G -5M 0 1e9; do
+    check "gpu-limit-malformed-'$bad'" 2 "--gpu-memory-limit must be a size in bytes" -- "$eb" run --method tled \
+      --scenario cube-compression "--gpu-memory-limit=$bad" --out "$tmp/neg"
+  done
   check set-negative-steps 2 "time.steps' must be >= 0" -- "$eb" run --method tled --scenario cube-compression --set time.steps=-3 --out "$tmp/neg"
   check set-zero-max-steps 2 "time.max_steps" -- "$eb" run --method tled --scenario cube-compression --set time.max_steps=0 --out "$tmp/neg"
   check set-negative-vtk 2 "output.vtk_every' must be >= 0" -- "$eb" run --method tled --scenario cube-compression --set output.vtk_every=-1 --out "$tmp/neg"
@@ -133,6 +140,9 @@ PY
   check static-unsupported 2 "'tled' has no static solve" -- "$eb" "${mk[@]}" --set time.mode=static
   check feature-unsupported 2 "does not implement scenario key 'boundary.ground'" -- "$eb" "${mk[@]}" --set boundary.ground.enabled=true
   [ ! -e "$tmp/mk" ] && echo "ok   method-keys-leave-nothing" || { echo "FAIL method-keys-leave-nothing"; fails=$((fails+1)); }
+  # A well-formed limit is accepted (and does not concern the CPU backend).
+  check gpu-limit-cpu-run 0 "" -- "$eb" run -m tled -s cube-compression --set mesh.elements_per_edge=3 --steps 5 \
+    --gpu-memory-limit 1.5GiB --quiet --out "$tmp/gpu_limit_cpu"
   check variant-run 0 "" -- "$eb" run -m tled --variant atomic -s cube-compression --set mesh.elements_per_edge=3 \
     --set tled.texture=true --steps 20 --quiet --out "$tmp/atomic"
   $py - "$tmp/atomic" <<'PY' && echo "ok   variant-summary" || { echo "FAIL variant-summary"; fails=$((fails+1)); }

@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
@@ -89,4 +92,73 @@ TEST_F(CudaUtils, StreamTriadReportsBandwidthAndFreesItsArrays) {
   }
   EXPECT_EQ(eb::cuda_tracked_bytes(), held);
   EXPECT_THROW(eb::cuda_stream_triad_gbps(0, 2), std::invalid_argument);
+}
+
+namespace {
+// A size as require_device_memory writes it (3 significant digits, in GB).
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g GB", bytes / 1e9);
+  return buf;
+}
+// The number after `key` in `msg` (NaN when absent).
+double number_after(const std::string& msg, const std::string& key) {
+  const auto at = msg.find(key);
+  return at == std::string::npos ? NAN : std::strtod(msg.c_str() + at + key.size(), nullptr);
+}
+}  // namespace
+
+TEST_F(CudaUtils, RequireDeviceMemoryRefusesMoreThanIsFree) {
+  const auto info = eb::cuda_device_info(0);
+  const double twice = 2.0 * double(info.total_memory);
+  const std::size_t held = eb::cuda_tracked_bytes();
+  try {
+    eb::require_device_memory(twice, "a mesh of twice the device", 0, 0);
+    FAIL() << "an estimate of twice the device memory was accepted";
+  } catch (const eb::RuntimeFailure& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a mesh of twice the device"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("needs an estimated " + gb(twice) + " of GPU memory"), std::string::npos) << msg;
+    // The limit is the free memory: positive, at most the device's total.
+    const double limit = number_after(msg, "the limit is ");
+    EXPECT_GT(limit, 0.0) << msg;
+    EXPECT_LE(limit, 1.001 * double(info.total_memory) / 1e9) << msg;
+    EXPECT_NE(msg.find("free on device 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("smaller mesh"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fp32"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(eb::cuda_tracked_bytes(), held);  // nothing was allocated
+}
+
+TEST_F(CudaUtils, RequireDeviceMemoryAcceptsWhatFits) {
+  EXPECT_NO_THROW(eb::require_device_memory(double(1 << 20), "one MiB", 0, 0));
+  EXPECT_NO_THROW(eb::require_device_memory(double(1 << 20), "one MiB", 0, std::size_t(1) << 20));  // at the limit
+  EXPECT_NO_THROW(eb::require_device_memory(0.0, "nothing", 0, 1));
+}
+
+TEST_F(CudaUtils, RequireDeviceMemoryRefusesMoreThanTheUserLimit) {
+  try {
+    eb::require_device_memory(2.5e6, "a small run", 0, 1000000);
+    FAIL() << "an estimate above the user limit was accepted";
+  } catch (const eb::RuntimeFailure& e) {
+    const std::string msg = e.what();
+    const std::string want =
+        "a small run needs an estimated 0.0025 GB of GPU memory; the limit is 0.001 GB (--gpu-memory-limit";
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
+    EXPECT_NE(msg.find("raise --gpu-memory-limit"), std::string::npos) << msg;
+  }
+  // A user limit above the free memory does not raise the limit.
+  const auto info = eb::cuda_device_info(0);
+  EXPECT_THROW(eb::require_device_memory(2.0 * double(info.total_memory), "x", 0, 4 * info.total_memory),
+               eb::RuntimeFailure);
+}
+
+TEST_F(CudaUtils, RequireDeviceMemoryNamesAMissingDevice) {
+  const int n = eb::cuda_device_count();
+  try {
+    eb::require_device_memory(1.0, "a run", n, 0);
+    FAIL() << "device " << n << " of " << n << " was accepted";
+  } catch (const eb::RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
 }

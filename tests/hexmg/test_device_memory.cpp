@@ -1,0 +1,90 @@
+// The device-memory estimate (issue 12): estimate_device_bytes, which the CUDA factory checks
+// against the device's free memory and RunOptions::gpu_memory_limit before its first
+// allocation, against what the backend then holds (device_bytes() and the tracked allocations):
+// actual <= estimate <= 1.25 actual in both precisions, on a cube of three levels and a beam of
+// two, with the coarsest CG's blocks in shared memory, partly forced into the global overflow
+// (EB_HEXMG_COARSE_SMEM_SLOTS, as test_coarse_overflow.cpp does) and with the old coarsest CG
+// (EB_HEXMG_COARSE_CG=global: no warp-slot layout at all). A limit one byte below the
+// estimate is refused before anything is allocated; a limit of exactly the estimate is not.
+// CUDA build only (test_hexmg_gpu).
+#include <memory>
+#include <string>
+
+#include "solvers/hexmg/hexmg_model.h"
+#include "tests/common/device_memory_test_util.h"
+#include "tests/hexmg/hexmg_test_util.h"
+
+namespace eb::hexmg::test {
+namespace {
+
+struct MemoryCase {
+  Precision precision;
+  std::string shape;   // cube, beam
+  std::string coarse;  // the coarsest CG: smem, overflow (blocks partly in global memory), global (old kernel)
+};
+
+std::string case_name(const ::testing::TestParamInfo<MemoryCase>& info) {
+  return to_string(info.param.precision) + "_" + info.param.shape + "_" + info.param.coarse;
+}
+
+Scenario scenario_of(const MemoryCase& c) {
+  if (c.shape == "beam") return clamped_cube(8, {"mesh.size=[0.4, 0.1, 0.05]", "mesh.element_size=0.0125"});
+  return clamped_cube(16);
+}
+
+// The knobs the constructor reads (and the estimate with it), set for one case.
+struct CoarseKnobs {
+  explicit CoarseKnobs(const MemoryCase& c)
+      : slots("EB_HEXMG_COARSE_SMEM_SLOTS", c.coarse == "overflow" ? "2" : ""),
+        kernel("EB_HEXMG_COARSE_CG", c.coarse == "global" ? "global" : "smem") {}
+  EnvGuard slots, kernel;
+};
+
+class DeviceMemory : public ::testing::TestWithParam<MemoryCase> {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+    c_ = GetParam();
+    knobs_ = std::make_unique<CoarseKnobs>(c_);  // read by the estimate and the constructor alike
+    sc_ = scenario_of(c_);
+    const Model model = build_model(sc_, eb::test::cuda_options(c_.precision));
+    ASSERT_GE(model.n_levels(), 2);
+    estimate_ = estimate_device_bytes(model, c_.precision, 0);
+    make_ = [this](std::size_t limit) -> std::unique_ptr<Simulation> {
+      return make_hexmg(sc_, eb::test::cuda_options(c_.precision, limit));
+    };
+  }
+  MemoryCase c_;
+  std::unique_ptr<CoarseKnobs> knobs_;
+  Scenario sc_;
+  std::size_t estimate_ = 0;
+  eb::test::MakeWithLimit make_;
+};
+
+TEST_P(DeviceMemory, EstimateBoundsWhatIsAllocated) {
+  const auto a = eb::test::expect_estimate_bounds_allocation(estimate_, make_);
+  EXPECT_EQ(a.sim->device_bytes(), a.held);
+  const int global_slots = a.sim->details().value("coarse_cg_global_warp_slots", -2);
+  if (c_.coarse == "overflow") EXPECT_GT(global_slots, 0) << a.sim->details().dump();
+  if (c_.coarse == "global") EXPECT_EQ(global_slots, -1) << a.sim->details().dump();
+}
+
+TEST_P(DeviceMemory, LimitBelowTheEstimateIsRefusedBeforeAllocating) {
+  eb::test::expect_refused_below_estimate(estimate_, "hexmg cuda " + to_string(c_.precision), make_);
+}
+
+std::vector<MemoryCase> memory_cases() {
+  std::vector<MemoryCase> out;
+  for (Precision p : {Precision::Fp32, Precision::Fp64}) {
+    out.push_back({p, "cube", "smem"});
+    out.push_back({p, "beam", "smem"});
+    out.push_back({p, "cube", "overflow"});
+    out.push_back({p, "beam", "global"});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DeviceMemory, ::testing::ValuesIn(memory_cases()), case_name);
+
+}  // namespace
+}  // namespace eb::hexmg::test
