@@ -13,8 +13,9 @@ the coefficient of variation of the BCSR time.
 
 A file cut short by the device call's time limit ends inside its benchmark list; the complete
 entries before the cut are read (a benchmark appears in the file only once it has finished), and
-a row that never ran is shown as "not run". When several files hold the same benchmark (each
-process also runs the small armadillo matrix) the first file in name order wins.
+a row that never ran is shown as "not run". When several files hold the same benchmark, the newest
+run wins (the date in the file's context; name order among equal or missing dates), so that a
+kernel's later measurement replaces the one before it.
 `build(results_dir, figures_dir)` returns the Markdown. Standard library only.
 """
 import glob
@@ -46,10 +47,20 @@ def read_benchmarks(path):
     return json.loads(repaired).get("benchmarks", [])
 
 
+def run_date(path):
+    """The context date of a benchmark file ("" when it has none or is unreadable there)."""
+    with open(path) as f:
+        m = re.search(r'"date":\s*"([^"]*)"', f.read(4096))
+    return m.group(1) if m else ""
+
+
 def collect(results_dir):
     """{(kind, backend, format, precision, matrix): {"median": entry, "cv": entry}}."""
     table = {}
-    for path in sorted(glob.glob(os.path.join(results_dir, "bench_sparse_*.json"))):
+    paths = sorted(glob.glob(os.path.join(results_dir, "bench_sparse_*.json")))
+    # Newest first (setdefault below keeps the first seen); a stable sort keeps name order on ties.
+    paths.sort(key=run_date, reverse=True)
+    for path in paths:
         for b in read_benchmarks(path):
             agg = b.get("aggregate_name")
             if agg not in ("median", "cv"):
@@ -157,6 +168,30 @@ def build(results_dir, figures_dir):
                 "The same solver (solvers/linalg: vector kernels, device scalars, one CUDA graph per solve of 50 "
                 "iterations from x = 0) with its operator's product done by our sliced BCSR or by cuSPARSE's "
                 "generic SpMV on CSR or BSR; time per iteration, median of 5.", "", md_table(header, rows), ""]
+
+    header = ["matrix", "fp", "slices / SM"] + [f"{w} warp{'s' if w > 1 else ''}" for w in (1, 2, 4, 8)] + \
+        ["default (warps)"]
+    rows = []
+    for m in matrices:
+        for prec in ("fp32", "fp64"):
+            fixed = [get("spmv", "cuda", f"bcsr_w{w}", prec, m).get("median") for w in (1, 2, 4, 8)]
+            if not any(fixed):
+                continue
+            auto = get("spmv", "cuda", "bcsr", prec, m).get("median")
+            rows_ = next((e.get("DOFs") for e in fixed + [auto] if e and e.get("DOFs")), None)
+            slices = f"{rows_ / 3 / 32 / 132:.1f}" if rows_ else NOT_RUN
+            cells = [f"{fmt_time(time_us(e))} ({e['of_triad']:.2f})" if e else NOT_RUN for e in fixed]
+            best = min((time_us(e), i) for i, e in enumerate(fixed) if e)[1]
+            cells[best] = "**" + cells[best] + "**"
+            default = (f"{fmt_time(time_us(auto))} ({auto.get('warps_per_slice', 0):.0f})"
+                       if auto and "warps_per_slice" in auto else NOT_RUN)
+            rows.append([m, prec, slices] + cells + [default])
+    if rows:
+        out += ["### BCSR: warps per slice of 32 block rows (device)", "",
+                "The sliced kernel with each slice's blocks split among 1, 2, 4 or 8 warps (warp w takes blocks w, "
+                "w + W, ...; the partial sums are added in warp order). Time (fraction of triad), the fastest in "
+                "bold; `slices / SM` for the H100's 132 SMs; the default is the library's choice "
+                "(choose_warps_per_slice) as the first table runs it.", "", md_table(header, rows), ""]
 
     header = ["matrix", "fp"] + [f.upper() for f in FORMATS]
     rows = []

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """analysis/linalg.py on Google Benchmark JSON written as bench_sparse writes it: a complete file, a
-file cut inside its benchmark list (a device call's time limit), the first-file-wins rule for a
-benchmark in two files, speed-ups and the PCG ratio computed from the numbers, "not run" where a
+file cut inside its benchmark list (a device call's time limit), the newest-run-wins rule for a
+benchmark in several files (name order on equal dates), speed-ups and the PCG ratio computed from the numbers, "not run" where a
 benchmark is missing.
 
     test_linalg_report.py ANALYSIS_DIR
@@ -29,8 +29,8 @@ def entry(name, agg, time, unit="us", **counters):
     return e
 
 
-def file_text(entries, cut=False):
-    text = json.dumps({"context": {"date": "x"}, "benchmarks": entries}, indent=2)
+def file_text(entries, cut=False, date="2026-11-26T06:00:00+00:00"):
+    text = json.dumps({"context": {"date": date}, "benchmarks": entries}, indent=2)
     if cut:  # as a killed process leaves it: the last entry half written, no closing brackets
         text = text[:text.rfind('"real_time"')]
     return text
@@ -45,10 +45,16 @@ with tempfile.TemporaryDirectory() as d:
            entry("spmv/cuda/csr/fp64/box10", "median", 999.0, of_triad=0.5)]  # cut off below
     with open(os.path.join(d, "bench_sparse_a.json"), "w") as f:
         f.write(file_text(box, cut=True))
-    # The same benchmark in a later file: the first file's value stands.
+    # The same benchmark in a later file of the same date: the first file's value stands.
     with open(os.path.join(d, "bench_sparse_b.json"), "w") as f:
         f.write(file_text([entry("spmv/cuda/bcsr/fp64/box10", "median", 1.0, DOFs=3000, of_triad=0.1),
                            entry("eigen/cpu/csr/fp64/box10", "median", 2.0, unit="ms")]))
+    # ... and in a file first by name but of an older run: the newer value stands.
+    with open(os.path.join(d, "bench_sparse_0.json"), "w") as f:
+        f.write(file_text([entry("spmv/cuda/bcsr/fp64/box10", "median", 3.0, DOFs=3000, of_triad=0.2),
+                           entry("spmv/cuda/bcsr_w1/fp64/box10", "median", 150.0, DOFs=3000, of_triad=0.6),
+                           entry("spmv/cuda/bcsr_w4/fp64/box10", "median", 90.0, DOFs=3000, of_triad=1.0)],
+                          date="2026-11-25T06:00:00+00:00"))
 
     read = linalg.read_benchmarks(os.path.join(d, "bench_sparse_a.json"))
     check(len(read) == 5, f"truncated file: {len(read)} complete entries read, expected 5")
@@ -66,6 +72,9 @@ with tempfile.TemporaryDirectory() as d:
     check("not run" in fmt_row, "the cut-off CSR benchmark is shown as not run: " + fmt_row)
     check("| box10 | fp64 | not run | not run | 2.00 ms |" in md, "Eigen row from the second file")
     check(os.path.exists(os.path.join(d, "figs", "linalg.md")), "linalg.md written")
+    # The warps table: the fixed-warp rows, the fastest in bold, missing ones not run.
+    check("| box10 | fp64 | 0.2 | 150.0 us (0.60) | not run | **90.0 us (1.00)** | not run | not run |" in md,
+          "warps-per-slice row:\n" + md)
 
     empty = os.path.join(d, "empty")
     os.makedirs(empty)
