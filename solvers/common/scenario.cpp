@@ -247,7 +247,8 @@ json parse_json_strictly(const std::string& text, const std::string& origin) {
 // dropped. The same question is asked of the character after a backslash in a multi-line basic
 // string and of the first after a line-ending backslash, so those must be ASCII too. A quote
 // opens a string only where a key or a value starts (toml++ reads 0_'x as one bare value,
-// asking it of each character).
+// asking it of each character); after a '.' only in a key (a."b" = 1), not in a value, where
+// 1."x is one bare value too (arrays are values throughout, so the brackets are tracked).
 std::string checked_toml_text(const std::string& text, const std::string& origin) {
   const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   enum class In { Plain, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Plain;
@@ -255,6 +256,7 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
   size_t line = 1;
   char before = '\0';  // the last character outside strings on this line other than a blank
   int equals = 0;      // '=' seen since the line, '{' or ',' began the current key = value
+  std::string nest;    // open '[' arrays, '{' inline tables, 'H' a table header's brackets
   auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
   auto refuse = [&] {
     throw InputError(origin + ":" + std::to_string(line) +
@@ -266,6 +268,7 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
       ++line;
       before = '\0';
       equals = 0;
+      if (!nest.empty() && nest.back() == 'H') nest.pop_back();  // an unclosed header ends with its line
       if (in == In::Comment || in == In::Basic || in == In::Literal) in = In::Plain;  // toml++ reports the open string
       continue;
     }
@@ -273,9 +276,15 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
       case In::Plain: {
         if (static_cast<unsigned char>(c) >= 0x80) refuse();
         // A second '=' is inside a bare value (0x0=0x...), which toml++ reads on as one value.
-        const bool opens = before == '\0' || std::strchr("[,{.", before) != nullptr || (before == '=' && equals == 1);
+        const bool key = equals == 0 && (nest.empty() || nest.back() != '[');
+        const bool opens = before == '\0' || std::strchr("[,{", before) != nullptr || (before == '.' && key) ||
+                           (before == '=' && equals == 1);
         if (c == '=') ++equals;
         if (c == '{' || c == ',') equals = 0;
+        if (c == '[' && before == '\0' && nest.empty()) nest.push_back('H');
+        else if (c == '[' && !(before == '[' && !nest.empty() && nest.back() == 'H')) nest.push_back('[');
+        else if (c == '{') nest.push_back('{');
+        else if ((c == ']' || c == '}') && !nest.empty()) nest.pop_back();
         if (c == '#') in = In::Comment;
         else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
         else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
