@@ -248,7 +248,9 @@ json parse_json_strictly(const std::string& text, const std::string& origin) {
 // string and of the first after a line-ending backslash, so those must be ASCII too. A quote
 // opens a string only where a key or a value starts (toml++ reads 0_'x as one bare value,
 // asking it of each character); after a '.' only in a key (a."b" = 1), not in a value, where
-// 1."x is one bare value too (arrays are values throughout, so the brackets are tracked).
+// 1."x is one bare value too (arrays are values throughout, so the brackets are tracked). A
+// multi-line string's lines are its text (no line start inside it), and up to two quotes after
+// its closing delimiter are still text, as TOML says.
 std::string checked_toml_text(const std::string& text, const std::string& origin) {
   const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   enum class In { Plain, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Plain;
@@ -266,6 +268,7 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
     const char c = text[i];
     if (c == '\n') {
       ++line;
+      if (in == In::MultiBasic || in == In::MultiLiteral) continue;  // a line of the string's text
       before = '\0';
       equals = 0;
       if (!nest.empty() && nest.back() == 'H') nest.pop_back();  // an unclosed header ends with its line
@@ -320,10 +323,15 @@ std::string checked_toml_text(const std::string& text, const std::string& origin
           }
         } else if (at(i, "\"\"\"")) {
           in = In::Plain, i += 2;
+          // Up to two more quotes belong to the text ("""a""""" is a"" then the delimiter).
+          for (int extra = 0; extra < 2 && i + 1 < n && text[i + 1] == '"'; ++extra) ++i;
         }
         break;
       case In::MultiLiteral:
-        if (at(i, "'''")) in = In::Plain, i += 2;
+        if (at(i, "'''")) {
+          in = In::Plain, i += 2;
+          for (int extra = 0; extra < 2 && i + 1 < n && text[i + 1] == '\''; ++extra) ++i;
+        }
         break;
     }
   }
