@@ -240,100 +240,56 @@ json parse_json_strictly(const std::string& text, const std::string& origin) {
 }
 
 // toml++ 3.3.0 (Debian 12) reaches a branch it marks unreachable (undefined behaviour) when it
-// asks whether a non-ASCII code point outside a string is whitespace: U+00A1..U+0499 and others
-// fall through the switch in is_non_ascii_horizontal_whitespace (found by the scenario_toml
-// fuzzer; a lone UTF-8 BOM is enough). TOML allows non-ASCII text only in strings and comments,
-// so such a file is refused here, naming the line, before toml++ sees it. A leading BOM is
-// dropped. The same question is asked of the character after a backslash in a multi-line basic
-// string and of the first after a line-ending backslash, so those must be ASCII too. A quote
-// opens a string only where a key or a value starts (toml++ reads 0_'x as one bare value,
-// asking it of each character); after a '.' only in a key (a."b" = 1), not in a value, where
-// 1."x is one bare value too (arrays are values throughout, so the brackets are tracked). A
-// multi-line string's lines are its text (no line start inside it), and up to two quotes after
-// its closing delimiter are still text, as TOML says.
+// asks whether a non-ASCII code point is whitespace: U+00A1..U+0499 and others fall through the
+// switch in is_non_ascii_horizontal_whitespace (found by the scenario_toml fuzzer; a lone UTF-8
+// BOM is enough). It asks that of characters outside strings and comments, of the character
+// after a backslash in a multi-line basic string, and of the first one after a line-ending
+// backslash and the blanks and newlines it trims. TOML allows non-ASCII text only in strings
+// and comments, so the text is parsed first as an ASCII copy with every non-ASCII code point
+// replaced by '~', which TOML also accepts only there ('\~' is no escape): toml++'s own reading
+// of the copy, where its question cannot go wrong, decides where the strings are. (An earlier
+// version modelled TOML's quoting here; the fuzzer kept finding places where the model and
+// toml++ disagreed.) The line-ending backslash is checked on its own. A leading BOM is dropped.
 std::string checked_toml_text(const std::string& text, const std::string& origin) {
   const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
-  enum class In { Plain, Comment, Basic, Literal, MultiBasic, MultiLiteral } in = In::Plain;
   const size_t n = text.size();
-  size_t line = 1;
-  char before = '\0';  // the last character outside strings on this line other than a blank
-  int equals = 0;      // '=' seen since the line, '{' or ',' began the current key = value
-  std::string nest;    // open '[' arrays, '{' inline tables, 'H' a table header's brackets
-  auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
-  auto refuse = [&] {
+  auto non_ascii = [&](size_t i) { return static_cast<unsigned char>(text[i]) >= 0x80; };
+  auto refuse = [&](size_t line) {
     throw InputError(origin + ":" + std::to_string(line) +
                      ": invalid TOML: a non-ASCII character outside a string or comment");
   };
+  std::string ascii;
+  ascii.reserve(n - start);
+  std::set<std::pair<size_t, size_t>> replaced;  // (line, column) of each '~' put in, 1-based
+  size_t line = 1, column = 0;
   for (size_t i = start; i < n; ++i) {
-    const char c = text[i];
-    if (c == '\n') {
-      ++line;
-      if (in == In::MultiBasic || in == In::MultiLiteral) continue;  // a line of the string's text
-      before = '\0';
-      equals = 0;
-      if (!nest.empty() && nest.back() == 'H') nest.pop_back();  // an unclosed header ends with its line
-      if (in == In::Comment || in == In::Basic || in == In::Literal) in = In::Plain;  // toml++ reports the open string
-      continue;
-    }
-    switch (in) {
-      case In::Plain: {
-        if (static_cast<unsigned char>(c) >= 0x80) refuse();
-        // A second '=' is inside a bare value (0x0=0x...), which toml++ reads on as one value.
-        const bool key = equals == 0 && (nest.empty() || nest.back() != '[');
-        const bool opens = before == '\0' || std::strchr("[,{", before) != nullptr || (before == '.' && key) ||
-                           (before == '=' && equals == 1);
-        if (c == '=') ++equals;
-        if (c == '{' || c == ',') equals = 0;
-        if (c == '[' && before == '\0' && nest.empty()) nest.push_back('H');
-        else if (c == '[' && !(before == '[' && !nest.empty() && nest.back() == 'H')) nest.push_back('[');
-        else if (c == '{') nest.push_back('{');
-        else if ((c == ']' || c == '}') && !nest.empty()) nest.pop_back();
-        if (c == '#') in = In::Comment;
-        else if (opens && at(i, "\"\"\"")) in = In::MultiBasic, i += 2;
-        else if (opens && at(i, "'''")) in = In::MultiLiteral, i += 2;
-        else if (opens && c == '"') in = In::Basic;
-        else if (opens && c == '\'') in = In::Literal;
-        // '\0' stands for the line's start: a NUL in the text must not read as one.
-        if (c != ' ' && c != '\t' && c != '\r') before = in != In::Plain ? '"' : c == '\0' ? '\1' : c;
-        break;
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    // One '~' per code point: a UTF-8 lead byte, or a stray continuation byte.
+    if (b >= 0x80 && b < 0xC0 && i > start && non_ascii(i - 1)) continue;
+    if (text[i] == '\n') ++line, column = 0;
+    else ++column;
+    if (b >= 0x80) replaced.insert({line, column});
+    ascii += b >= 0x80 ? '~' : text[i];
+    // A backslash whose line ends after blanks: toml++ then skips blanks and newlines and asks the
+    // question of the next character (in a multi-line basic string; elsewhere the backslash
+    // is an error or literal text, and refusing a non-ASCII character there is harmless).
+    if (text[i] == '\\') {
+      size_t j = i + 1;
+      while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
+      if (j < n && text[j] == '\n') {
+        size_t at_line = line;
+        while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
+          at_line += text[j++] == '\n';
+        if (j < n && non_ascii(j)) refuse(at_line);
       }
-      case In::Comment:
-        break;
-      case In::Basic:
-        if (c == '\\' && i + 1 < n && text[i + 1] != '\n') ++i;
-        else if (c == '"') in = In::Plain;
-        break;
-      case In::Literal:
-        if (c == '\'') in = In::Plain;
-        break;
-      case In::MultiBasic:
-        if (c == '\\') {
-          // toml++ asks whether the character after any backslash here is whitespace.
-          if (i + 1 < n && static_cast<unsigned char>(text[i + 1]) >= 0x80) refuse();
-          size_t j = i + 1;
-          while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
-          // ... and of each character after the blanks that follow one, up to the first other.
-          if (j < n && static_cast<unsigned char>(text[j]) >= 0x80) refuse();
-          if (j < n && text[j] == '\n') {
-            while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) line += text[j++] == '\n';
-            if (j < n && static_cast<unsigned char>(text[j]) >= 0x80) refuse();
-            i = j - 1;
-          } else {
-            ++i;
-          }
-        } else if (at(i, "\"\"\"")) {
-          in = In::Plain, i += 2;
-          // Up to two more quotes belong to the text ("""a""""" is a"" then the delimiter).
-          for (int extra = 0; extra < 2 && i + 1 < n && text[i + 1] == '"'; ++extra) ++i;
-        }
-        break;
-      case In::MultiLiteral:
-        if (at(i, "'''")) {
-          in = In::Plain, i += 2;
-          for (int extra = 0; extra < 2 && i + 1 < n && text[i + 1] == '\''; ++extra) ++i;
-        }
-        break;
     }
+  }
+  try {
+    (void)toml::parse(ascii, origin);
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    if (replaced.count({size_t(at.line), size_t(at.column)})) refuse(size_t(at.line));
+    throw;
   }
   return text.substr(start);
 }
