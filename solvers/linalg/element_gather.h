@@ -118,7 +118,7 @@ SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& plan, const Sl
 // 6-tet lattice, share step 0 instead of padding the off-diagonal blocks' 2-6 to 24), which cuts
 // the index padding; the SpMV does not depend on the order of a row's blocks.
 template <class T>
-SlicedBcsr<T> make_gather_layout(const BlockGatherPlan& plan, int sort_window = 8);
+SlicedBcsr<T> make_gather_layout(const BlockGatherPlan& plan, int sort_window = kDefaultSortWindow);
 
 // Reference of the device gather: the sliced layout's val from entry-major local matrices.
 template <class T>

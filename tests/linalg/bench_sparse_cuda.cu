@@ -111,7 +111,7 @@ DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f, int warps = 0) {
   p.bytes = storage_bytes(m);
   if (f == Format::Bcsr) {
     const auto& b = std::get<BcsrMatrix<T>>(m);
-    int window = 8;
+    int window = kDefaultSortWindow;
     if (const char* e = std::getenv("EB_BENCH_BCSR_WINDOW"); e && *e) window = std::atoi(e);
     SlicedBcsr<T> s = make_sliced_bcsr(b, window);
     s.warps_per_slice = warps;
