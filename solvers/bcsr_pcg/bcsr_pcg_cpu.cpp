@@ -201,8 +201,13 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
       T u[4][3], v[4][3];
       element_nodes(e, u_, u);
       element_nodes(e, v_, v);
+      T* A = &local_[size_t(144 * e)];  // element-major, the layout of gather_matrix
+      auto put_block = [A](int a, int bn, const T* vals) {
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) A[(3 * a + i) * 12 + 3 * bn + j] = vals[3 * i + j];
+      };
       element_system(&R_[size_t(9 * e)], &Dm_[size_t(9 * e)], &Dm_inv_[size_t(9 * e)], vol_[size_t(e)], lame_, k_, u,
-                     v, &local_[size_t(144 * e)], 1, &local_rhs_[size_t(12 * e)], 1);
+                     v, put_block, &local_rhs_[size_t(12 * e)], 1);
     }
   }
 

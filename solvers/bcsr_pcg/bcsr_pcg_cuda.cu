@@ -1,8 +1,11 @@
 // bcsr-pcg on CUDA: the phases of bcsr_pcg_simulation.h as kernels on one stream, element arrays
 // entry-major (value k of element e at k * E + e: one thread per element reads and writes them
-// coalesced), the global matrix in the sliced BCSR layout of solvers/linalg (Verschoor & Jalba's
-// Fig. 2c), updated in place by the gather of Fig. 2d, solved by the shared Jacobi-PCG. In fixed
-// iteration mode a whole step (with the CG's start and its iterations) is one CUDA graph.
+// coalesced) except the local matrices, which are block-major (element_gather.h: a 3x3 block's
+// 9 values contiguous, so that the gather's loads of a contribution touch 2-3 sectors, not 9;
+// k_matrix stores them through shared memory, still coalesced), the global matrix in the sliced
+// BCSR layout of solvers/linalg (Verschoor & Jalba's Fig. 2c), updated in place by the gather of
+// Fig. 2d, solved by the shared Jacobi-PCG. In fixed iteration mode a whole step (with the CG's
+// start and its iterations) is one CUDA graph.
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
@@ -25,6 +28,7 @@ using linalg::Offset;
 constexpr int kElementThreads = 128;
 constexpr int kVectorThreads = 256;
 constexpr int kSliceEntries = 9 * linalg::SlicedBcsr<double>::kSliceRows;  // 288 values per step
+constexpr int kWarpBlockEntries = 9 * 32;  // one 3x3 block of a warp's 32 elements (k_matrix)
 
 // Element checks of a batch of steps. Keys order (step, element) so that atomicMin keeps the
 // earliest step and, within it, the lowest element; det F is kept as an order-preserving key.
@@ -127,11 +131,28 @@ struct MatrixParams {
   T *A, *b;
 };
 
+// One thread per element, but each 3x3 block of the local matrices leaves a warp together: the
+// 32 elements' 9 values go through shared memory (row stride 9, odd: no bank conflicts) and out as
+// 9 coalesced stores of the warp's 288 contiguous block-major values. So every thread of a warp
+// must reach each put_block: a thread past E computes element E - 1 and writes nothing.
 template <class T>
 __global__ void __launch_bounds__(kElementThreads) k_matrix(MatrixParams<T> p) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= p.E) return;
+  __shared__ T stage[kElementThreads / 32][kWarpBlockEntries];
   const int64_t E = p.E;
+  const int64_t mine = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = int(threadIdx.x % 32);
+  const int64_t e0 = mine - lane;  // the warp's first element
+  const int64_t e = mine < E ? mine : E - 1;
+  const int64_t stored = 9 * (E - e0 < 32 ? E - e0 : int64_t(32));  // values per block; <= 0 past E
+  T* const warp_stage = stage[threadIdx.x / 32];
+  auto put_block = [&](int a, int bn, const T* vals) {
+    for (int c = 0; c < 9; ++c) warp_stage[9 * lane + c] = vals[c];
+    __syncwarp();
+    T* const out = p.A + linalg::block_major_offset(E, e0, 4 * a + bn, 0);
+    for (int k = 0; k < 9; ++k)
+      if (const int q = 32 * k + lane; q < stored) out[q] = warp_stage[q];
+    __syncwarp();
+  };
   T r[9], dm[9], dinv[9], uu[4][3], vv[4][3];
   for (int k = 0; k < 9; ++k) {
     r[k] = p.R[k * E + e];
@@ -140,12 +161,15 @@ __global__ void __launch_bounds__(kElementThreads) k_matrix(MatrixParams<T> p) {
   }
   load_nodes(p.conn, E, e, p.u, uu);
   load_nodes(p.conn, E, e, p.v, vv);
-  element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, p.A + e, E, p.b + e, E);
+  element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, put_block, mine < E ? p.b + e : nullptr, E);
 }
 
 // The gather of Fig. 2d, one index per block contribution (element_gather.h): one thread block per
-// step of the sliced layout, one thread per value of the step (component c of lane l at c * 32 + l);
-// each sub-step loads 32 contiguous indices, shared by the 9 components through L1.
+// step of the sliced layout, one thread per value of the step. Thread t serves lane t / 9 and
+// component t % 9, so a warp's loads of a sub-step are 4-5 lanes' contributions, 9 contiguous
+// block-major values each (2 sectors in fp32, 3 in fp64), instead of one value of 32 contributions
+// (a sector each); those lanes' indices and masks are broadcasts. The value stays at c * 32 + l of the step
+// (the sliced layout's order, which the SpMV reads); the block's stores fill whole sectors in L2.
 struct ComponentOffsets {
   int32_t v[9];
 };
@@ -155,8 +179,9 @@ __global__ void __launch_bounds__(kSliceEntries)
     k_gather(const Offset* sub_ptr, const int32_t* block, const uint16_t* keep, ComponentOffsets off, const T* local,
              T* val) {
   const int64_t step = blockIdx.x;
-  const int t = threadIdx.x;
-  val[step * kSliceEntries + t] = linalg::sliced_gather_value(sub_ptr, block, keep, off.v, local, step, t / 32, t % 32);
+  const int lane = threadIdx.x / 9, c = threadIdx.x % 9;
+  val[step * kSliceEntries + c * 32 + lane] =
+      linalg::sliced_gather_value(sub_ptr, block, keep, off.v, local, step, c, lane);
 }
 
 // The scatter comparison: one thread per element block adds its 9 values (atomics).
@@ -166,15 +191,13 @@ __global__ void __launch_bounds__(kElementThreads)
   const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id >= 16 * E) return;
   const int64_t e = id / 16;
-  const int ab = int(id % 16), a = ab / 4, b = ab % 4;
+  const int ab = int(id % 16);
   const Offset pos = position[id];  // step * 32 + lane
   const Offset base = (pos / 32) * kSliceEntries + pos % 32;
   const uint16_t kp = keep[id];
-  for (int c = 0; c < 9; ++c) {
-    if (!(kp >> c & 1)) continue;
-    const int q = (3 * a + c / 3) * 12 + 3 * b + c % 3;
-    atomicAdd(&val[base + c * 32], local[int64_t(q) * E + e]);
-  }
+  const T* const blk = local + linalg::block_major_offset(E, e, ab, 0);
+  for (int c = 0; c < 9; ++c)
+    if (kp >> c & 1) atomicAdd(&val[base + c * 32], blk[c]);
 }
 
 template <class T>
@@ -271,6 +294,29 @@ std::vector<double> from_entry_major(const std::vector<T>& src, int64_t E, int k
     for (int j = 0; j < k; ++j) out[size_t(e * k + j)] = double(src[size_t(j * E + e)]);
   return out;
 }
+// The local matrices between the host's element-major order (value (3 a + i) * 12 + 3 b + j of
+// element e at e * 144 + ...) and the device's block-major one (element_gather.h): f(host index,
+// device index) for every value.
+template <class F>
+void for_local_values(int64_t E, F&& f) {
+  for (int64_t e = 0; e < E; ++e)
+    for (int ab = 0; ab < 16; ++ab)
+      for (int c = 0; c < 9; ++c)
+        f(size_t(144 * e + (3 * (ab / 4) + c / 3) * 12 + 3 * (ab % 4) + c % 3),
+          size_t(linalg::block_major_offset(E, e, ab, c)));
+}
+template <class T>
+std::vector<T> to_block_major(const std::vector<double>& src, int64_t E) {
+  std::vector<T> out(src.size());
+  for_local_values(E, [&](size_t host, size_t device) { out[device] = T(src[host]); });
+  return out;
+}
+template <class T>
+std::vector<double> from_block_major(const std::vector<T>& src, int64_t E) {
+  std::vector<double> out(src.size());
+  for_local_values(E, [&](size_t host, size_t device) { out[host] = double(src[device]); });
+  return out;
+}
 
 // The sliced layout of the global matrix and the gather's index blocks, built on the host before
 // any device allocation: the estimate counts them, the constructor uploads them.
@@ -362,7 +408,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::sol: return widen(sol_.to_host());
       case PhaseArray::rhs: return widen(rhs_.to_host());
       case PhaseArray::R: return from_entry_major(R_.to_host(), E, 9);
-      case PhaseArray::local: return from_entry_major(local_.to_host(), E, 144);
+      case PhaseArray::local: return from_block_major(local_.to_host(), E);
       case PhaseArray::local_rhs: return from_entry_major(local_rhs_.to_host(), E, 12);
       case PhaseArray::matrix: {
         const std::vector<T> val = K_.val.to_host();
@@ -395,7 +441,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::sol: check(sol_.size()); sol_.upload(narrow(values)); break;
       case PhaseArray::rhs: check(rhs_.size()); rhs_.upload(narrow(values)); break;
       case PhaseArray::R: check(R_.size()); R_.upload(to_entry_major<T>(values, E, 9)); break;
-      case PhaseArray::local: check(local_.size()); local_.upload(to_entry_major<T>(values, E, 144)); break;
+      case PhaseArray::local: check(local_.size()); local_.upload(to_block_major<T>(values, E)); break;
       case PhaseArray::local_rhs: check(local_rhs_.size()); local_rhs_.upload(to_entry_major<T>(values, E, 12)); break;
       case PhaseArray::matrix: {
         check(9 * size_t(s_.plan.blocks()));

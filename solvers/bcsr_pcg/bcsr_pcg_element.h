@@ -51,14 +51,16 @@ EB_HD tet::TetStatus element_rotation(const T Dm_inv[9], const T u[4][3], T R[9]
   return tet::polar_rotation(F, R);
 }
 
-// Matrix phase of one element: writes the 144 entries of K^t_e to A[q * stride] (q = r * 12 + c,
-// r = 3 a + i) and the 12 entries of F^t_e to b[r * bstride]; stride 1 gives the element-major
-// layout, stride E the entry-major one of the device. Dm: the reference edge vectors X_a - X_0
-// (a = 1..3) as columns, row-major.
-template <class T>
+// Matrix phase of one element: hands the 144 entries of K^t_e out per 3x3 block, put_block(a, bn,
+// vals) with vals[3 i + j] the entry (3 a + i, 3 bn + j), once per (a, bn) in the same order on
+// every thread (a warp's sink may synchronize its lanes, as the CUDA kernel's does to store whole
+// blocks of 32 elements coalesced), and writes the 12 entries of F^t_e to b[r * bstride]
+// (r = 3 a + i; b null: not written, for the kernel's tail threads that only join the warp's
+// stores). Dm: the reference edge vectors X_a - X_0 (a = 1..3) as columns, row-major.
+template <class T, class Sink>
 EB_HD void element_system(const T R[9], const T Dm[9], const T Dm_inv[9], T volume, tet::Lame<T> lame,
-                          const ElementCoefficients<T>& k, const T u[4][3], const T v[4][3], T* A, int64_t stride,
-                          T* b, int64_t bstride) {
+                          const ElementCoefficients<T>& k, const T u[4][3], const T v[4][3], Sink&& put_block, T* b,
+                          int64_t bstride) {
   T G[4][3];
   tet::tet4_shape_gradients(Dm_inv, G);
   // w_b = R^T (x_b - x_0) - (X_b - X_0): the element's deformation in its unrotated frame.
@@ -82,19 +84,22 @@ EB_HD void element_system(const T R[9], const T Dm[9], const T Dm_inv[9], T volu
       tet::mul3(R, blk, tmp);
       tet::mul3_nt(tmp, R, rot);
       const T n1 = a == bn ? T(2) * m_off : m_off;
+      T vals[9];
       for (int i = 0; i < 3; ++i) {
         mv[i] += n1 * v[bn][i];
         for (int j = 0; j < 3; ++j) {
           T val = k.stiffness * rot[3 * i + j];
           if (i == j) val += k.matrix_mass * n1;
-          A[int64_t((3 * a + i) * 12 + 3 * bn + j) * stride] = val;
+          vals[3 * i + j] = val;
         }
       }
+      put_block(a, bn, static_cast<const T*>(vals));
     }
     T f[3];
     tet::mul3_vec(R, z, f);
-    for (int i = 0; i < 3; ++i)
-      b[int64_t(3 * a + i) * bstride] = k.rhs_mass * mv[i] - k.rhs_force * (f[i] - k.body[i] * volume / T(4));
+    if (b)
+      for (int i = 0; i < 3; ++i)
+        b[int64_t(3 * a + i) * bstride] = k.rhs_mass * mv[i] - k.rhs_force * (f[i] - k.body[i] * volume / T(4));
   }
 }
 

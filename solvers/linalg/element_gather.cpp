@@ -192,10 +192,12 @@ SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& p, const Slice
   const int npe = p.nodes_per_element, L = 3 * npe;
   const int64_t nb = int64_t(npe) * npe;
   if (s.block_rows != p.nodes) throw std::logic_error("sliced gather: layout and plan differ in size");
+  // The largest offset is block_major_offset(E, E - 1, nb - 1, 8) = L^2 E - 1.
   if (int64_t(L) * L * p.elements > int64_t(std::numeric_limits<int32_t>::max()))
-    throw InputError("element gather: " + std::to_string(p.elements) +
-                     " elements exceed the 32-bit indices of the device gather (at most " +
-                     std::to_string(std::numeric_limits<int32_t>::max() / (L * L)) + ")");
+    throw InputError("element gather: " + std::to_string(p.elements) + " elements of " + std::to_string(L * L) +
+                     " local values exceed the 32-bit offsets of the device gather into the block-major local "
+                     "matrices (at most " + std::to_string(std::numeric_limits<int32_t>::max() / (L * L)) +
+                     " elements)");
   SlicedGatherIndex g;
   const Offset steps = s.steps();
   // The plan's block at each (step, lane), found by column: the layout may order a row's blocks
@@ -229,18 +231,16 @@ SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& p, const Slice
   }
   g.block.assign(size_t(g.sub_ptr.back()) * C, -1);
   g.keep.assign(size_t(steps) * C, 0);
-  for (int c = 0; c < 9; ++c) g.component_offset[size_t(c)] = int32_t(int64_t((c / 3) * L + c % 3) * p.elements);
+  for (int c = 0; c < 9; ++c) g.component_offset[size_t(c)] = int32_t(block_major_offset(p.elements, 0, 0, c));
   for (Offset st = 0; st < steps; ++st)
     for (int l = 0; l < C; ++l) {
       const Offset b = block_at[size_t(st * C + l)];
       if (b < 0) continue;
       g.keep[size_t(st * C + l)] = p.keep[size_t(b)];
       for (Offset k = p.contrib_ptr[size_t(b)]; k < p.contrib_ptr[size_t(b) + 1]; ++k) {
-        const int64_t id = p.contrib[size_t(k)];
-        const int64_t e = id / nb;
-        const int a = int(id % nb) / npe, bb = int(id % nb) % npe;
+        const int64_t id = p.contrib[size_t(k)];  // e * npe^2 + ab
         const size_t sub = size_t(g.sub_ptr[size_t(st)] + (k - p.contrib_ptr[size_t(b)]));
-        g.block[sub * C + size_t(l)] = int32_t(int64_t(3 * a * L + 3 * bb) * p.elements + e);
+        g.block[sub * C + size_t(l)] = int32_t(block_major_offset(p.elements, id / nb, int(id % nb), 0));
       }
     }
   g.diag_position.resize(3 * size_t(p.nodes));
@@ -271,7 +271,7 @@ SlicedBcsr<T> make_gather_layout(const BlockGatherPlan& p, int sort_window) {
 }
 
 template <class T>
-void gather_sliced(const SlicedGatherIndex& g, const T* local, SlicedBcsr<T>& s) {
+void gather_sliced(const SlicedGatherIndex& g, const T* local_block_major, SlicedBcsr<T>& s) {
   constexpr int C = SlicedBcsr<T>::kSliceRows;
   const Offset steps = s.steps();
 #pragma omp parallel for schedule(static)
@@ -279,7 +279,7 @@ void gather_sliced(const SlicedGatherIndex& g, const T* local, SlicedBcsr<T>& s)
     for (int c = 0; c < 9; ++c)
       for (int l = 0; l < C; ++l)
         s.val[size_t(st) * 9 * C + size_t(c) * C + size_t(l)] = sliced_gather_value(
-            g.sub_ptr.data(), g.block.data(), g.keep.data(), g.component_offset.data(), local, st, c, l);
+            g.sub_ptr.data(), g.block.data(), g.keep.data(), g.component_offset.data(), local_block_major, st, c, l);
 }
 
 #define EB_GATHER_INSTANTIATIONS(T)                                                                       \

@@ -79,17 +79,21 @@ void block_diagonal(const BlockGatherPlan& plan, const BcsrMatrix<T>& m, T* d);
 // reads one contribution to its block, block[(sub_ptr[step] + s) * 32 + l] (-1: nothing), the
 // offset of that element block's first value, and component c of the block adds
 // local[block + component_offset[c]] where keep[step * 32 + l] has bit c; the sums land in
-// val[step * 288 + c * 32 + l]. The offsets address local matrices stored entry-major,
-// local[q * elements + e] (q = r * L + c), which is how one thread per element writes them
-// coalesced, so the 9 values of an element block lie at fixed distances from its first one and
-// one index serves all 9 (Fig. 2d stores an index per value: 9x the index bytes, as many bytes as
-// the values themselves in fp32). The padding of a step to its longest list is the cost of
-// contiguous, coalesced index loads and value stores.
+// val[step * 288 + c * 32 + l]. The offsets address local matrices stored block-major (see
+// block_major_offset): element e's block ab = a * npe + b, component c = 3 i + j (row 3 a + i,
+// column 3 b + j of its matrix) at local[(ab * elements + e) * 9 + c], so component_offset[c] = c
+// and one index serves all 9 values (Fig. 2d stores an index per value: 9x the index bytes, as
+// many bytes as the values themselves in fp32). Why block-major: the gather is bound by its
+// scattered value loads, and a contribution's 9 values are then 36 contiguous bytes (fp32; 72 in
+// fp64), 2 (fp64: 3) 32-byte sectors, where the entry-major layout (local[q * elements + e], the
+// one-thread-per-element order) put them E values apart, 9 sectors. The matrix kernel still stores
+// coalesced, through shared memory (bcsr_pcg_cuda.cu). The padding of a step to its longest list
+// is the cost of contiguous index loads and value stores.
 struct SlicedGatherIndex {
   std::vector<Offset> sub_ptr;           // steps + 1
   std::vector<int32_t> block;            // sub_ptr.back() * 32
   std::vector<uint16_t> keep;            // steps * 32: the components kept (Dirichlet masks)
-  std::array<int32_t, 9> component_offset{};  // of value c of a block from its first value
+  std::array<int32_t, 9> component_offset{};  // of value c of a block from its first value (c)
   std::vector<Offset> block_position;  // per plan block: step * 32 + lane in the sliced layout
   std::vector<Offset> diag_position;   // per scalar row 3 n + i: its diagonal entry's offset in val
   Offset padded_entries() const;       // block entries that are -1 (padding)
@@ -109,6 +113,13 @@ EB_HD T sliced_gather_value(const Offset* sub_ptr, const int32_t* block, const u
   }
   return acc;
 }
+// Offset of component c (= 3 i + j) of element e's block ab (= a * npe + b) in block-major local
+// matrices of `elements` elements: the gather's index, k_matrix's and k_scatter's addresses.
+EB_HD int64_t block_major_offset(int64_t elements, int64_t e, int ab, int c) {
+  return (int64_t(ab) * elements + e) * 9 + c;
+}
+// Throws InputError if the block-major local matrices of the plan (9 npe^2 values per element)
+// do not fit the 32-bit offsets of the device gather.
 template <class T>
 SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& plan, const SlicedBcsr<T>& layout);
 
@@ -120,8 +131,8 @@ SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& plan, const Sl
 template <class T>
 SlicedBcsr<T> make_gather_layout(const BlockGatherPlan& plan, int sort_window = kDefaultSortWindow);
 
-// Reference of the device gather: the sliced layout's val from entry-major local matrices.
+// Reference of the device gather: the sliced layout's val from block-major local matrices.
 template <class T>
-void gather_sliced(const SlicedGatherIndex& g, const T* local_entry_major, SlicedBcsr<T>& s);
+void gather_sliced(const SlicedGatherIndex& g, const T* local_block_major, SlicedBcsr<T>& s);
 
 }  // namespace eb::linalg

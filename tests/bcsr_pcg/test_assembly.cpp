@@ -10,8 +10,10 @@
 // compares its matrix with the CPU backend's from the same element matrices.
 //
 // The CPU instance adds the shared layer's own checks (fp64 and fp32): the sliced device layout's
-// reference (linalg::gather_sliced through make_sliced_gather_index) and linalg::scatter_matrix
-// against linalg::gather_matrix, and that the matrix is symmetric positive definite (Eigen
+// reference (linalg::gather_sliced through make_sliced_gather_index, from block-major local
+// matrices, on make_sliced_bcsr's and make_gather_layout's layouts) and linalg::scatter_matrix
+// against linalg::gather_matrix, the gather's indices against the block-major offsets on two
+// tetrahedra, and that the matrix is symmetric positive definite (Eigen
 // SimplicialLLT, and the smallest eigenvalue of the dense matrix) for the static coefficients
 // (pure stiffness sum R K R^T, random rotations, the box's supports) and the dynamic ones.
 //
@@ -230,26 +232,35 @@ INSTANTIATE_TEST_SUITE_P(BcsrPcg, Assembly, ::testing::ValuesIn(cases()), case_n
 
 #if !defined(EB_BCSR_PCG_TEST_CUDA)
 
+// The device's block-major copy (element_gather.h) of element-major local matrices.
 template <class T>
-void check_layouts(const linalg::BlockGatherPlan& p, const std::vector<double>& local_d) {
-  SCOPED_TRACE(sizeof(T) == 4 ? "fp32" : "fp64");
-  const std::vector<T> local(local_d.begin(), local_d.end());
-  const int64_t E = p.elements;
-  linalg::BcsrMatrix<T> gathered = linalg::pattern_matrix<T>(p), scattered = linalg::pattern_matrix<T>(p);
-  linalg::gather_matrix(p, local.data(), gathered);
-  linalg::scatter_matrix(p, local.data(), scattered);
+std::vector<T> block_major(const linalg::BlockGatherPlan& p, const std::vector<T>& element_major) {
+  const int npe = p.nodes_per_element, L = 3 * npe;
+  std::vector<T> out(element_major.size());
+  for (int64_t e = 0; e < p.elements; ++e)
+    for (int ab = 0; ab < npe * npe; ++ab)
+      for (int c = 0; c < 9; ++c)
+        out[size_t(linalg::block_major_offset(p.elements, e, ab, c))] =
+            element_major[size_t(e * L * L + (3 * (ab / npe) + c / 3) * L + 3 * (ab % npe) + c % 3)];
+  return out;
+}
 
-  // Sliced layout: the device's entry-major local matrices, gathered through the index blocks.
-  std::vector<T> entry_major(local.size());
-  for (int64_t e = 0; e < E; ++e)
-    for (int q = 0; q < 144; ++q) entry_major[size_t(q * E + e)] = local[size_t(144 * e + q)];
-  linalg::SlicedBcsr<T> sliced = linalg::make_sliced_bcsr(linalg::pattern_matrix<T>(p));
+// The sliced device layout `sliced` (zero values) filled by the reference of the device gather
+// from the block-major local matrices must equal gather_matrix bit for bit.
+template <class T>
+void check_sliced_gather(const linalg::BlockGatherPlan& p, const linalg::BcsrMatrix<T>& gathered,
+                         const std::vector<T>& local_block_major, linalg::SlicedBcsr<T> sliced) {
   const linalg::SlicedGatherIndex g = linalg::make_sliced_gather_index(p, sliced);
   std::fill(sliced.val.begin(), sliced.val.end(), std::numeric_limits<T>::quiet_NaN());  // every value written?
-  linalg::gather_sliced(g, entry_major.data(), sliced);
-  const linalg::BcsrMatrix<T> back = linalg::to_bcsr(sliced);
-  ASSERT_EQ(back.row_ptr, p.row_ptr);
-  ASSERT_EQ(back.col, p.col);
+  linalg::gather_sliced(g, local_block_major.data(), sliced);
+  // back in the plan's column order (make_gather_layout reorders a row's blocks)
+  linalg::BcsrMatrix<T> back = linalg::pattern_matrix<T>(p);
+  for (linalg::Offset b = 0; b < p.blocks(); ++b) {
+    const linalg::Offset pos = g.block_position[size_t(b)];
+    ASSERT_EQ(sliced.col[size_t(pos)], p.col[size_t(b)]) << "block " << b;
+    for (int comp = 0; comp < 9; ++comp)
+      back.val[size_t(9 * b + comp)] = sliced.val[size_t((pos / 32) * 288 + comp * 32 + pos % 32)];
+  }
   const std::vector<double> gd(gathered.val.begin(), gathered.val.end());
   EXPECT_EQ(first_bitwise_difference(std::vector<double>(back.val.begin(), back.val.end()), gd), "");
   // The padding of the sliced layout stays 0 (the SpMV reads it).
@@ -261,11 +272,36 @@ void check_layouts(const linalg::BlockGatherPlan& p, const std::vector<double>& 
   std::vector<T> diag(3 * size_t(p.nodes));
   linalg::block_diagonal(p, gathered, diag.data());
   for (size_t i = 0; i < diag.size(); ++i) ASSERT_EQ(sliced.val[size_t(g.diag_position[i])], diag[i]) << "row " << i;
-  EXPECT_GT(g.padded_entries(), 0);  // steps padded to their longest list (the box's rows differ)
+  EXPECT_GT(g.padded_entries(), 0);  // steps padded to their longest list (rows' lists differ)
+}
+
+template <class T>
+void check_layouts(const linalg::BlockGatherPlan& p, const std::vector<double>& local_d) {
+  SCOPED_TRACE(sizeof(T) == 4 ? "fp32" : "fp64");
+  const std::vector<T> local(local_d.begin(), local_d.end());
+  linalg::BcsrMatrix<T> gathered = linalg::pattern_matrix<T>(p), scattered = linalg::pattern_matrix<T>(p);
+  linalg::gather_matrix(p, local.data(), gathered);
+  linalg::scatter_matrix(p, local.data(), scattered);
+
+  // Sliced layouts: the plain one, and the gather's (rows' blocks reordered) that the device uses.
+  const std::vector<T> local_block_major = block_major(p, local);
+  {
+    SCOPED_TRACE("make_sliced_bcsr");
+    const linalg::SlicedBcsr<T> plain = linalg::make_sliced_bcsr(linalg::pattern_matrix<T>(p));
+    const linalg::BcsrMatrix<T> back = linalg::to_bcsr(plain);
+    ASSERT_EQ(back.row_ptr, p.row_ptr);
+    ASSERT_EQ(back.col, p.col);
+    check_sliced_gather(p, gathered, local_block_major, plain);
+  }
+  {
+    SCOPED_TRACE("make_gather_layout");
+    check_sliced_gather(p, gathered, local_block_major, linalg::make_gather_layout<T>(p));
+  }
 
   // Scatter: the same sums in another order (OpenMP atomics).
   const std::vector<double> mags = gather_magnitudes(p, local_d);
-  const std::vector<double> sd(scattered.val.begin(), scattered.val.end());
+  const std::vector<double> sd(scattered.val.begin(), scattered.val.end()),
+      gd(gathered.val.begin(), gathered.val.end());
   EXPECT_LE(worst_scaled_difference(sd, gd, mags), tolerance(sizeof(T) == 4 ? Precision::Fp32 : Precision::Fp64));
 }
 
@@ -276,6 +312,61 @@ TEST(AssemblyLayouts, SlicedReferenceAndScatterEqualGather) {
   const std::vector<double> local32 = on_fp32_grid(a.local);
   check_layouts<double>(sim->setup().plan, local32);
   check_layouts<float>(sim->setup().plan, local32);
+}
+
+// The gather's index of a contribution is the offset of its block's first value in the block-major
+// local matrices, (ab E + e) 9 with ab = 4 a + b (element_gather.h), and the components follow it
+// contiguously. Two tetrahedra sharing the face (1, 2, 3): E = 2, nodes 0..4.
+TEST(AssemblyLayouts, GatherIndexIsBlockMajorOffset) {
+  const std::vector<int32_t> conn{0, 1, 2, 3, 1, 2, 3, 4};
+  const linalg::BlockGatherPlan p = linalg::make_block_gather_plan(5, 4, conn, {});
+  const linalg::SlicedBcsr<float> layout = linalg::make_gather_layout<float>(p);
+  const linalg::SlicedGatherIndex g = linalg::make_sliced_gather_index(p, layout);
+  for (int c = 0; c < 9; ++c) EXPECT_EQ(g.component_offset[size_t(c)], c);
+  // The plan's block (row, col), -1 if the pattern lacks it.
+  auto find_block = [&](linalg::Index row, linalg::Index col) {
+    const auto first = p.col.begin() + p.row_ptr[size_t(row)], last = p.col.begin() + p.row_ptr[size_t(row) + 1];
+    const auto it = std::lower_bound(first, last, col);
+    return it != last && *it == col ? linalg::Offset(it - p.col.begin()) : linalg::Offset(-1);
+  };
+  // The indices listed for a block, in the order the gather sums them.
+  auto listed = [&](linalg::Offset block) {
+    const linalg::Offset pos = g.block_position[size_t(block)], step = pos / 32, lane = pos % 32;
+    std::vector<int32_t> out;
+    for (linalg::Offset sub = g.sub_ptr[size_t(step)]; sub < g.sub_ptr[size_t(step) + 1]; ++sub)
+      if (const int32_t b = g.block[size_t(sub * 32 + lane)]; b >= 0) out.push_back(b);
+    return out;
+  };
+  using List = std::vector<int32_t>;
+  EXPECT_EQ(listed(find_block(0, 0)), List{0});                                // e 0, a = b = 0
+  EXPECT_EQ(listed(find_block(4, 4)), List{(15 * 2 + 1) * 9});                 // e 1, a = b = 3
+  EXPECT_EQ(listed(find_block(1, 4)), List{(3 * 2 + 1) * 9});                  // e 1, a = 0, b = 3
+  EXPECT_EQ(listed(find_block(4, 1)), (List{(12 * 2 + 1) * 9}));               // e 1, a = 3, b = 0
+  EXPECT_EQ(listed(find_block(1, 2)), (List{(6 * 2 + 0) * 9, (1 * 2 + 1) * 9}));   // e 0 (1, 2), e 1 (0, 1)
+  EXPECT_EQ(listed(find_block(3, 3)), (List{(15 * 2 + 0) * 9, (10 * 2 + 1) * 9}));  // e 0 (3, 3), e 1 (2, 2)
+  EXPECT_EQ(find_block(0, 4), -1) << "nodes 0 and 4 share no element";
+  // Every block's list against the offset formula, from the plan's element-block ids e 16 + ab.
+  for (linalg::Offset b = 0; b < p.blocks(); ++b) {
+    List want;
+    for (linalg::Offset k = p.contrib_ptr[size_t(b)]; k < p.contrib_ptr[size_t(b) + 1]; ++k)
+      want.push_back(int32_t((p.contrib[size_t(k)] % 16 * p.elements + p.contrib[size_t(k)] / 16) * 9));
+    EXPECT_EQ(listed(b), want) << "block " << b;
+  }
+
+  // The block-major copy puts entry (3 a + i, 3 b + j) of element e at ((4 a + b) E + e) 9 + 3 i + j,
+  // and the gather through these indices sums the element entries gather_matrix sums.
+  std::vector<float> element_major(144 * size_t(p.elements));
+  for (size_t k = 0; k < element_major.size(); ++k) element_major[k] = float(k);  // value = element-major index
+  const std::vector<float> local = block_major(p, element_major);
+  for (int64_t e = 0; e < p.elements; ++e)
+    for (int a = 0; a < 4; ++a)
+      for (int bb = 0; bb < 4; ++bb)
+        for (int c = 0; c < 9; ++c)
+          ASSERT_EQ(local[size_t(((4 * a + bb) * p.elements + e) * 9 + c)],
+                    float(144 * e + (3 * a + c / 3) * 12 + 3 * bb + c % 3));
+  linalg::BcsrMatrix<float> gathered = linalg::pattern_matrix<float>(p);
+  linalg::gather_matrix(p, element_major.data(), gathered);
+  check_sliced_gather(p, gathered, local, layout);
 }
 
 // Smallest and largest eigenvalue of a symmetric sparse matrix (dense solve: small cases only).
