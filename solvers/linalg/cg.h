@@ -24,6 +24,12 @@ struct CgOptions {
   // product, so the waste is at most check_every - 1 products per solve (cg_algorithm.h says why).
   int check_every = 8;
   bool use_graph = true;
+  // The single-reduction iteration (Chronopoulos & Gear; cg_algorithm.h): both dot products after
+  // the one operator product, so the device runs two kernels per iteration instead of four (the
+  // dot fused into the product where the operator offers it: fused_dot_blocks()). Same iterates
+  // as standard CG in exact arithmetic; two more vectors of workspace (s, w; u without Jacobi
+  // aliases r) and one more operator product per solve (w = A u after the start).
+  bool single_reduction = false;
   // Device only: the stream the solver enqueues on (a cudaStream_t); null: a stream of its own.
   // A method whose other kernels run on one stream passes it, so that a solve is ordered with them
   // without events and can be captured with them in one CUDA graph (enqueue()).

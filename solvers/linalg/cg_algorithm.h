@@ -15,6 +15,20 @@
 //        rho' = r.Mr;  rr = r.r                    and reduces both dots)
 //        stop if ||r|| <= tol ||b||, or at the iteration limit; beta = rho' / rho; rho = rho'
 //     4. p = M r + beta p                         (one pass)
+// Single reduction (CgOptions::single_reduction; Chronopoulos & Gear 1989, the variant behind
+// PETSc's KSPCG single-reduction option): the same iterates in exact arithmetic, with s = A p
+// carried by a recurrence so that both dots of an iteration come after the one product:
+//   start:  q = A x;  r = b - q;  u = M r;  rho = r.u;  rr = r.r;  bb = b.b;  w = A u;  delta = u.w
+//   each iteration (cg_sr_coefficients: first beta = 0, alpha = rho / delta; then
+//                   beta = rho / rho_prev, alpha = rho / (delta - beta rho / alpha_prev)):
+//     1. p = u + beta p;  s = w + beta s;  x += alpha p;  r -= alpha s;  u = M r;   (one pass:
+//        rho' = r.u;  rr = r.r;  stop tests as above                             reads p s w x r [M],
+//                                                                                writes p s x r [u])
+//     2. w = A u;  delta = u.w                 (the operator; fused into its kernel where it can)
+// so the device runs two kernels per iteration instead of four, and 11 vector passes (13 with the
+// product's) instead of 15: u is recomputed from r where read, as z is above. Its price: s drifts
+// from A p by rounding, so the recurrence residual can stall earlier than standard CG's at tight
+// tolerances (tests state how close the two stay).
 // Dot products accumulate in double in both precisions (fp32 sums over 10^7 entries would lose
 // about three digits), and alpha/beta are rounded to T where they scale vectors.
 //
@@ -47,6 +61,7 @@ struct CgScalars {
   int iteration = 0;   // completed iterations
   int max_iterations = 0;
   int status = 0;      // CgStatus
+  double delta = 0;    // single reduction: u . A u, written by the product that fuses it
 };
 
 namespace cg_detail {
@@ -163,6 +178,46 @@ EB_HD void cg_direction_entry(Offset i, T beta, const T* r, const T* dinv, T* p)
   p[i] = cg_precondition(dinv, i, r[i]) + beta * p[i];
 }
 
+// ---- single reduction ----
+
+// alpha and beta of the coming iteration from rho, delta and the previous iteration's scalars;
+// returns the status the iteration must stop with (kRunning: go on). delta - beta rho / alpha_prev
+// is p.Ap of the coming direction: not positive (or not finite) means A is not SPD (or overflow).
+EB_HD int cg_sr_coefficients(const CgScalars& s, double& alpha, double& beta) {
+  using namespace cg_detail;
+  beta = s.iteration == 0 ? 0.0 : s.beta;
+  const double pap = s.iteration == 0 ? s.delta : s.delta - beta * s.rho / s.alpha;
+  if (!finite(pap)) return kNonFinite;
+  if (!(pap > 0)) return kBreakdown;
+  alpha = s.rho / pap;
+  return kRunning;
+}
+
+// Step 1's scalars: as cg_finish_update, and alpha kept for the next iteration's coefficients.
+EB_HD void cg_sr_finish_update(CgScalars& s, double alpha, double rz, double rr, double* history) {
+  s.alpha = alpha;
+  cg_finish_update(s, rz, rr, history);
+}
+
+// Step 1, entry i. `first`: the first iteration, where p and s are taken as 0 (they are not yet
+// set: 0 * garbage could be NaN). u may alias r (no preconditioner): it is written only with dinv.
+template <class T>
+EB_HD void cg_sr_update_entry(Offset i, bool first, T alpha, T beta, const T* w, const T* dinv, T* p, T* s, T* x,
+                              T* r, T* u, double& rz, double& rr) {
+  const T ui = cg_precondition(dinv, i, r[i]);
+  const T pi = first ? ui : ui + beta * p[i];
+  const T si = first ? w[i] : w[i] + beta * s[i];
+  p[i] = pi;
+  s[i] = si;
+  x[i] += alpha * pi;
+  const T ri = r[i] - alpha * si;
+  r[i] = ri;
+  const T zi = cg_precondition(dinv, i, ri);
+  if (dinv) u[i] = zi;
+  rz += double(ri) * double(zi);
+  rr += double(ri) * double(ri);
+}
+
 // The result of a finished solve from its scalars and residual history (host memory).
 inline CgResult cg_result(const CgScalars& s, const double* history) {
   CgResult res;
@@ -187,6 +242,19 @@ void cg_iteration_steps(E& e) {
   e.reduce_alpha();
   e.update_solution();
   e.update_direction();
+}
+// Single reduction: E also has apply_dot_u() (w = A u, delta = u.w) and sr_update(); start()
+// writes u where the standard iteration's start writes p.
+template <class E>
+void cg_sr_start_steps(E& e) {
+  e.apply_to_x();
+  e.start();
+  e.apply_dot_u();
+}
+template <class E>
+void cg_sr_iteration_steps(E& e) {
+  e.sr_update();
+  e.apply_dot_u();
 }
 
 }  // namespace eb::linalg

@@ -49,14 +49,24 @@ class HostCgEngine final : public CgSolver<T>::Engine {
       A.diagonal(d.data());
       dinv_ = jacobi_inverse(d, A.name());
     }
+    if (o.single_reduction) {
+      s_vec_.resize(size_t(n_));
+      w_.resize(size_t(n_));
+      if (!dinv_.empty()) u_.resize(size_t(n_));
+    }
   }
 
   CgResult solve(const T* b, T* x) override {
     b_ = b;
     x_ = x;
     history_.assign(size_t(std::max(o_.max_iterations, 0)) + 1, 0.0);
-    cg_start_steps(*this);
-    while (s_.status == cg_detail::kRunning) cg_iteration_steps(*this);
+    if (o_.single_reduction) {
+      cg_sr_start_steps(*this);
+      while (s_.status == cg_detail::kRunning) cg_sr_iteration_steps(*this);
+    } else {
+      cg_start_steps(*this);
+      while (s_.status == cg_detail::kRunning) cg_iteration_steps(*this);
+    }
     return cg_result(s_, history_.data());
   }
   void refresh_preconditioner() override {
@@ -76,8 +86,10 @@ class HostCgEngine final : public CgSolver<T>::Engine {
   void start() {
     double rz = 0, rr = 0, bb = 0;
     const T* dinv = dinv_.empty() ? nullptr : dinv_.data();
+    // The single-reduction start writes u = M r where the standard one writes p = M r.
+    T* z = o_.single_reduction ? u() : p_.data();
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr, bb) if (n_ >= kParallelMin)
-    for (Offset i = 0; i < n_; ++i) cg_start_entry(i, b_, q_.data(), dinv, r_.data(), p_.data(), rz, rr, bb);
+    for (Offset i = 0; i < n_; ++i) cg_start_entry(i, b_, q_.data(), dinv, r_.data(), z, rz, rr, bb);
     cg_start(s_, rz, rr, bb, o_.tolerance, o_.max_iterations, history_.data());
     report();
   }
@@ -105,6 +117,33 @@ class HostCgEngine final : public CgSolver<T>::Engine {
 #pragma omp parallel for schedule(static) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) cg_direction_entry(i, beta, r_.data(), dinv, p_.data());
   }
+  void apply_dot_u() {
+    if (s_.status != cg_detail::kRunning) return;
+    A_.apply(u(), w_.data());
+    double delta = 0;
+    const T* uu = u();
+#pragma omp parallel for schedule(static) reduction(+ : delta) if (n_ >= kParallelMin)
+    for (Offset i = 0; i < n_; ++i) delta += double(uu[size_t(i)]) * double(w_[size_t(i)]);
+    s_.delta = delta;
+  }
+  void sr_update() {
+    if (s_.status != cg_detail::kRunning) return;
+    double alpha_d = 0, beta_d = 0;
+    if (const int st = cg_sr_coefficients(s_, alpha_d, beta_d); st != cg_detail::kRunning) {
+      s_.status = st;
+      return;
+    }
+    const T alpha = T(alpha_d), beta = T(beta_d);
+    const bool first = s_.iteration == 0;
+    const T* dinv = dinv_.empty() ? nullptr : dinv_.data();
+    T* uu = u();
+    double rz = 0, rr = 0;
+#pragma omp parallel for schedule(static) reduction(+ : rz, rr) if (n_ >= kParallelMin)
+    for (Offset i = 0; i < n_; ++i)
+      cg_sr_update_entry(i, first, alpha, beta, w_.data(), dinv, p_.data(), s_vec_.data(), x_, r_.data(), uu, rz, rr);
+    cg_sr_finish_update(s_, alpha_d, rz, rr, history_.data());
+    report();
+  }
 
  private:
   // CgOptions::on_iteration for the residual just recorded; false stops a running solve.
@@ -117,7 +156,11 @@ class HostCgEngine final : public CgSolver<T>::Engine {
   const LinearOperator<T>& A_;
   CgOptions o_;
   Index n_;
+  // u = M r of the single-reduction iteration; r itself without a preconditioner.
+  T* u() { return dinv_.empty() ? r_.data() : u_.data(); }
+
   std::vector<T> r_, p_, q_, dinv_;
+  std::vector<T> s_vec_, w_, u_;  // single reduction only
   std::vector<double> history_;
   CgScalars s_;
   const T* b_ = nullptr;

@@ -1,14 +1,14 @@
 // The CUDA CG engine: the steps of cg_algorithm.h as kernels on the engine's stream, scalars in
 // device memory, deterministic grid reductions whose last block runs the scalar step, and
 // `check_every` iterations per CUDA graph launch between host reads of the status.
-#include <cub/block/block_reduce.cuh>
-
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "meshes/errors.h"
 #include "solvers/linalg/cg_algorithm.h"
 #include "solvers/linalg/device_formats.cuh"
+#include "solvers/linalg/grid_reduce.cuh"
 
 namespace eb::linalg::detail {
 
@@ -17,45 +17,8 @@ namespace {
 constexpr int kThreads = 256;
 
 template <int N>
-struct Sums {
-  double v[N];
-};
-template <int N>
-struct AddSums {
-  __device__ Sums<N> operator()(const Sums<N>& a, const Sums<N>& b) const {
-    Sums<N> r;
-    for (int j = 0; j < N; ++j) r.v[j] = a.v[j] + b.v[j];
-    return r;
-  }
-};
-
-// Grid-wide sum of N doubles without a second launch: each block writes its partial sums, and the
-// last block to take a ticket adds all partials in block order (the same order every run, so
-// results are bitwise reproducible). Returns true in thread 0 of that block, with the totals.
-template <int N>
-__device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket, Sums<N>& total) {
-  using Reduce = cub::BlockReduce<Sums<N>, kThreads>;
-  __shared__ typename Reduce::TempStorage tmp;
-  __shared__ bool last;
-  const Sums<N> block = Reduce(tmp).Reduce(mine, AddSums<N>());
-  if (threadIdx.x == 0) {
-    for (int j = 0; j < N; ++j) partials[size_t(blockIdx.x) * N + j] = block.v[j];
-    __threadfence();  // the partials are visible before the ticket says so
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return false;
-  __threadfence();
-  Sums<N> acc;
-  for (int j = 0; j < N; ++j) acc.v[j] = 0;
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-    for (int j = 0; j < N; ++j) acc.v[j] += __ldcg(partials + size_t(b) * N + j);
-  __syncthreads();  // tmp is reused
-  const Sums<N> all = Reduce(tmp).Reduce(acc, AddSums<N>());
-  if (threadIdx.x != 0) return false;
-  *ticket = 0;  // ready for the next reduction (kernels on the stream run one after another)
-  total = all;
-  return true;
+__device__ bool cg_grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket, Sums<N>& total) {
+  return grid_sum<N, kThreads>(mine, partials, ticket, total);
 }
 
 __device__ bool stopped(const CgScalars* s) { return s->status != cg_detail::kRunning; }
@@ -70,7 +33,7 @@ __global__ void __launch_bounds__(kThreads) k_start(Offset n, const T* b, const 
   Sums<3> m = {{0, 0, 0}};
   EB_GRID_LOOP(i, n) cg_start_entry(i, b, q, dinv, r, p, m.v[0], m.v[1], m.v[2]);
   Sums<3> t;
-  if (grid_sum(m, partials, ticket, t)) cg_start(*s, t.v[0], t.v[1], t.v[2], tolerance, max_iterations, history);
+  if (cg_grid_sum(m, partials, ticket, t)) cg_start(*s, t.v[0], t.v[1], t.v[2], tolerance, max_iterations, history);
 }
 
 template <class T>
@@ -80,7 +43,7 @@ __global__ void __launch_bounds__(kThreads) k_alpha(Offset n, const T* p, const 
   Sums<1> m = {{0}};
   EB_GRID_LOOP(i, n) m.v[0] += double(p[i]) * double(q[i]);
   Sums<1> t;
-  if (grid_sum(m, partials, ticket, t)) cg_set_alpha(*s, t.v[0]);
+  if (cg_grid_sum(m, partials, ticket, t)) cg_set_alpha(*s, t.v[0]);
 }
 
 template <class T>
@@ -92,7 +55,7 @@ __global__ void __launch_bounds__(kThreads) k_update(Offset n, const T* p, const
   Sums<2> m = {{0, 0}};
   EB_GRID_LOOP(i, n) cg_update_entry(i, alpha, p, q, dinv, x, r, m.v[0], m.v[1]);
   Sums<2> t;
-  if (grid_sum(m, partials, ticket, t)) cg_finish_update(*s, t.v[0], t.v[1], history);
+  if (cg_grid_sum(m, partials, ticket, t)) cg_finish_update(*s, t.v[0], t.v[1], history);
 }
 
 template <class T>
@@ -100,6 +63,38 @@ __global__ void __launch_bounds__(kThreads) k_direction(Offset n, const T* r, co
   if (stopped(s)) return;
   const T beta = T(s->beta);
   EB_GRID_LOOP(i, n) cg_direction_entry(i, beta, r, dinv, p);
+}
+
+// Single reduction: delta = u . w where the operator cannot fuse it into the product.
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_dot(Offset n, const T* u, const T* w, CgScalars* s, double* partials,
+                                                  unsigned* ticket) {
+  Sums<1> m = {{0}};
+  EB_GRID_LOOP(i, n) m.v[0] += double(u[i]) * double(w[i]);
+  Sums<1> t;
+  if (cg_grid_sum(m, partials, ticket, t)) s->delta = t.v[0];
+}
+
+// Single reduction, step 1. Every block computes alpha and beta from the scalars itself (the same
+// bits in each); the last block, which takes its ticket after every other block has read the
+// scalars, is the one that overwrites them. A breakdown found there stops the solve without a
+// reduction: block 0 records it, every block returns.
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_sr_update(Offset n, const T* w, const T* dinv, T* p, T* sv, T* x, T* r,
+                                                        T* u, CgScalars* s, double* partials, unsigned* ticket,
+                                                        double* history) {
+  if (stopped(s)) return;
+  double alpha_d = 0, beta_d = 0;
+  if (const int st = cg_sr_coefficients(*s, alpha_d, beta_d); st != cg_detail::kRunning) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) s->status = st;
+    return;
+  }
+  const bool first = s->iteration == 0;
+  const T alpha = T(alpha_d), beta = T(beta_d);
+  Sums<2> m = {{0, 0}};
+  EB_GRID_LOOP(i, n) cg_sr_update_entry(i, first, alpha, beta, w, dinv, p, sv, x, r, u, m.v[0], m.v[1]);
+  Sums<2> t;
+  if (cg_grid_sum(m, partials, ticket, t)) cg_sr_finish_update(*s, alpha_d, t.v[0], t.v[1], history);
 }
 
 template <class T>
@@ -130,7 +125,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     b_ = b;
     const size_t bytes = size_t(n_) * sizeof(T);
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x, bytes, cudaMemcpyDeviceToDevice, stream_));
-    cg_start_steps(*this);
+    start_steps();
     read_scalars();
     while (host_->status == cg_detail::kRunning) {
       enqueue_chunk();
@@ -157,8 +152,8 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     b_ = b;
     const size_t bytes = size_t(n_) * sizeof(T);
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x, bytes, cudaMemcpyDeviceToDevice, stream_));
-    cg_start_steps(*this);
-    for (int k = 0; k < o_.max_iterations; ++k) cg_iteration_steps(*this);
+    start_steps();
+    for (int k = 0; k < o_.max_iterations; ++k) iteration_steps();
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x, x_.data(), bytes, cudaMemcpyDeviceToDevice, stream_));
   }
 
@@ -175,7 +170,9 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   void apply_to_x() { A_.apply(x_.data(), q_.data(), stream_); }
   void apply_to_p() { A_.apply(p_.data(), q_.data(), stream_); }
   void start() {
-    k_start<T><<<grid_, kThreads, 0, stream_>>>(n_, b_, q_.data(), dinv(), r_.data(), p_.data(), scalars_.data(),
+    // The single-reduction start writes u = M r where the standard one writes p = M r.
+    T* z = o_.single_reduction ? u() : p_.data();
+    k_start<T><<<grid_, kThreads, 0, stream_>>>(n_, b_, q_.data(), dinv(), r_.data(), z, scalars_.data(),
                                                 partials_.data(), ticket_.data(), o_.tolerance, o_.max_iterations,
                                                 history_.data());
     EB_CUDA_CHECK_LAUNCH();
@@ -192,6 +189,23 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   }
   void update_direction() {
     k_direction<T><<<grid_, kThreads, 0, stream_>>>(n_, r_.data(), dinv(), p_.data(), scalars_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void apply_dot_u() {
+    // The member's device address, computed without dereferencing a device pointer on the host.
+    double* delta = reinterpret_cast<double*>(reinterpret_cast<char*>(scalars_.data()) + offsetof(CgScalars, delta));
+    if (fused_dot_) {
+      A_.apply_dot(u(), w_.data(), DotTarget{partials_.data(), ticket_.data(), delta}, stream_);
+      return;
+    }
+    A_.apply(u(), w_.data(), stream_);
+    k_dot<T><<<grid_, kThreads, 0, stream_>>>(n_, u(), w_.data(), scalars_.data(), partials_.data(), ticket_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+  void sr_update() {
+    k_sr_update<T><<<grid_, kThreads, 0, stream_>>>(n_, w_.data(), dinv(), p_.data(), s_vec_.data(), x_.data(),
+                                                    r_.data(), u(), scalars_.data(), partials_.data(), ticket_.data(),
+                                                    history_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
 
@@ -214,7 +228,13 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     // Grid-stride vector kernels: one resident wave (8 blocks of 256 threads fill an SM's 2048
     // threads), never more blocks than 256-entry chunks. Fixed per solver: the reduction order is too.
     grid_ = unsigned(std::clamp<Offset>((Offset(n_) + kThreads - 1) / kThreads, 1, Offset(8) * sms));
-    partials_.resize(size_t(grid_) * 3, "CG partial sums");
+    if (o_.single_reduction) {
+      s_vec_.resize(n, "CG s");
+      w_.resize(n, "CG w");
+      if (dinv_.size()) u_.resize(n, "CG u");
+      fused_dot_ = A_.fused_dot_blocks() > 0;
+    }
+    partials_.resize(std::max(size_t(grid_) * 3, fused_dot_ ? A_.fused_dot_blocks() : size_t(0)), "CG partial sums");
     ticket_.resize(1, "CG ticket");
     ticket_.fill_zero();
     scalars_.resize(1, "CG scalars");
@@ -233,6 +253,21 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   }
 
   const T* dinv() const { return dinv_.size() ? dinv_.data() : nullptr; }
+  // u = M r of the single-reduction iteration; r itself without a preconditioner.
+  T* u() { return dinv_.size() ? u_.data() : r_.data(); }
+
+  void start_steps() {
+    if (o_.single_reduction)
+      cg_sr_start_steps(*this);
+    else
+      cg_start_steps(*this);
+  }
+  void iteration_steps() {
+    if (o_.single_reduction)
+      cg_sr_iteration_steps(*this);
+    else
+      cg_iteration_steps(*this);
+  }
 
   void read_scalars() {
     EB_CUDA_CHECK(cudaMemcpyAsync(host_, scalars_.data(), sizeof(CgScalars), cudaMemcpyDeviceToHost, stream_));
@@ -241,7 +276,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
 
   void enqueue_chunk() {
     if (!o_.use_graph) {
-      for (int k = 0; k < chunk_; ++k) cg_iteration_steps(*this);
+      for (int k = 0; k < chunk_; ++k) iteration_steps();
       return;
     }
     if (!graph_) capture();
@@ -252,7 +287,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   // out), so the graph serves every later solve.
   void capture() {
     graph_ = cuda::capture_graph(stream_, [&] {
-      for (int k = 0; k < chunk_; ++k) cg_iteration_steps(*this);
+      for (int k = 0; k < chunk_; ++k) iteration_steps();
     });
   }
 
@@ -264,6 +299,8 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   cudaGraphExec_t graph_ = nullptr;
   CgScalars* host_ = nullptr;  // pinned
   cuda::DeviceBuffer<T> x_, r_, p_, q_, diag_, dinv_;
+  cuda::DeviceBuffer<T> s_vec_, w_, u_;  // single reduction only
+  bool fused_dot_ = false;               // the operator fuses delta = u . w into its product
   cuda::DeviceBuffer<double> partials_, history_;
   cuda::DeviceBuffer<unsigned> ticket_;
   cuda::DeviceBuffer<CgScalars> scalars_;

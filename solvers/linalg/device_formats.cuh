@@ -8,7 +8,9 @@
 // unchanged; BCSR is uploaded in the sliced, coalesced layout of bcsr_slices.h.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -97,6 +99,10 @@ template <class T> DeviceDhyb<T> upload(const DhybMatrix<T>& m);
 template <class T> void spmv(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t stream);
 template <class T> void spmv(const DeviceCsr<T>& a, const T* x, T* y, cudaStream_t stream);
 template <class T> void spmv(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t stream);
+// The BCSR product with x . y fused (LinearOperator::apply_dot): y equals spmv's bit for bit; the
+// dot is summed per thread block of the product kernel, then by its last block.
+template <class T> std::size_t spmv_dot_blocks(const DeviceBcsr<T>& a);
+template <class T> void spmv_dot(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& t, cudaStream_t stream);
 template <class T> void spmv(const DeviceEll<T>& a, const T* x, T* y, cudaStream_t stream);
 template <class T> void spmv(const DeviceHyb<T>& a, const T* x, T* y, cudaStream_t stream);
 template <class T> void spmv(const DeviceDcoo<T>& a, const T* x, T* y, cudaStream_t stream);
@@ -125,6 +131,18 @@ class DeviceMatrixOperator final : public LinearOperator<typename D::value_type>
     EB_CUDA_CHECK(cudaMemcpyAsync(d, diag_.data(), diag_.bytes(), cudaMemcpyDeviceToDevice, cuda_stream(stream)));
   }
   std::string name() const override { return name_; }
+  std::size_t fused_dot_blocks() const override {
+    if constexpr (std::is_same_v<D, DeviceBcsr<T>>)
+      return spmv_dot_blocks(m_);
+    else
+      return 0;
+  }
+  void apply_dot(const T* x, T* y, const DotTarget& t, StreamHandle stream) const override {
+    if constexpr (std::is_same_v<D, DeviceBcsr<T>>)
+      spmv_dot(m_, x, y, t, cuda_stream(stream));
+    else
+      LinearOperator<T>::apply_dot(x, y, t, stream);
+  }
   const D& matrix() const { return m_; }
 
  private:

@@ -10,7 +10,9 @@
 // only enqueues kernels and asynchronous copies on that stream (no synchronization, no
 // allocation), which is what makes a solver iteration capturable in a CUDA graph.
 #include <functional>
+#include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +26,14 @@ std::string to_string(Location where);
 
 using StreamHandle = void*;  // cudaStream_t for device operators; host operators ignore it
 
+// Where a product with a fused dot product leaves x . y (device memory): `partials` holds
+// fused_dot_blocks() doubles, `ticket` is 0 on entry and left 0, `result` receives the sum.
+struct DotTarget {
+  double* partials = nullptr;
+  unsigned* ticket = nullptr;
+  double* result = nullptr;
+};
+
 template <class T>
 class LinearOperator {
  public:
@@ -36,6 +46,16 @@ class LinearOperator {
   // d = diag(A), same conventions.
   virtual void diagonal(T* d, StreamHandle stream = nullptr) const = 0;
   virtual std::string name() const = 0;
+  // Device operators may fuse x . y into the product, which saves the single-reduction CG a
+  // kernel and a pass over two vectors per iteration (cg_algorithm.h). 0: not supported;
+  // otherwise the number of partial sums apply_dot needs.
+  virtual std::size_t fused_dot_blocks() const { return 0; }
+  // y = A x and *t.result = x . y, summed in double in a fixed order (two runs give identical
+  // bits). Only where fused_dot_blocks() > 0.
+  virtual void apply_dot(const T* x, T* y, const DotTarget& t, StreamHandle stream = nullptr) const {
+    (void)x, (void)y, (void)t, (void)stream;
+    throw std::logic_error("operator '" + name() + "' has no fused product and dot");
+  }
 };
 
 // A host format as an operator; it owns the matrix.

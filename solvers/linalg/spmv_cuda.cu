@@ -15,6 +15,7 @@
 #include <string>
 
 #include "solvers/linalg/device_formats.cuh"
+#include "solvers/linalg/grid_reduce.cuh"
 #include "solvers/linalg/spmv_rows.h"
 
 namespace eb::linalg {
@@ -79,28 +80,49 @@ __global__ void __launch_bounds__(kThreads) k_ell(Index rows, Index width, const
   if (i < rows) y[i] = ell_row(col, val, rows, width, x, i, diag ? diag[i] * x[i] : T(0));
 }
 
-constexpr int kBcsrWarps = 4;
+// x . y over one lane's block row (0 for an empty lane), for the products that fuse the dot.
 template <class T>
+__device__ double lane_dot(const Index* __restrict__ perm, Index s, int lane, const T* __restrict__ x, T y0, T y1,
+                           T y2) {
+  const Index br = perm[Offset(s) * 32 + lane];
+  if (br < 0) return 0.0;
+  const Offset r = 3 * Offset(br);
+  return double(x[r]) * double(y0) + double(x[r + 1]) * double(y1) + double(x[r + 2]) * double(y2);
+}
+
+constexpr int kBcsrWarps = 4;
+template <class T, bool Dot>
 __global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, const Offset* __restrict__ slice_ptr,
                                                                  const Index* __restrict__ perm,
                                                                  const Index* __restrict__ col,
                                                                  const T* __restrict__ val, const T* __restrict__ x,
-                                                                 T* __restrict__ y) {
+                                                                 T* __restrict__ y, DotTarget dot) {
   const Index s = Index(blockIdx.x) * kBcsrWarps + Index(threadIdx.x >> 5);
-  if (s < slices) sliced_bcsr_lane<T, 32>(slice_ptr, perm, col, val, x, s, int(threadIdx.x & 31u), 1, y);
+  const int lane = int(threadIdx.x & 31u);
+  T y0 = T(0), y1 = T(0), y2 = T(0);
+  if (s < slices) {
+    sliced_bcsr_steps<T, 32>(slice_ptr, col, val, x, s, lane, 0, 1, y0, y1, y2);
+    sliced_bcsr_store<T, 32>(perm, s, lane, y0, y1, y2, y);
+  }
+  if constexpr (Dot) {
+    Sums<1> mine = {{s < slices ? lane_dot(perm, s, lane, x, y0, y1, y2) : 0.0}};
+    Sums<1> total;
+    if (grid_sum<1, 32 * kBcsrWarps>(mine, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
+  }
 }
 
 // W warps per slice, kSplitWarps / W slices per block. Warp w of a slice takes steps w, w + W, ...;
 // warp 0 then adds the others' partial sums from shared memory in warp order, as the CPU
 // reference (sliced_bcsr_lane with `warps` = W) does.
 constexpr int kSplitWarps = 8;
-template <class T, int W>
+template <class T, int W, bool Dot>
 __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index slices,
                                                                         const Offset* __restrict__ slice_ptr,
                                                                         const Index* __restrict__ perm,
                                                                         const Index* __restrict__ col,
                                                                         const T* __restrict__ val,
-                                                                        const T* __restrict__ x, T* __restrict__ y) {
+                                                                        const T* __restrict__ x, T* __restrict__ y,
+                                                                        DotTarget dot) {
   static_assert(W > 1 && kSplitWarps % W == 0, "W must divide the block's warps");
   __shared__ T part[kSplitWarps][3][32];
   const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31u);
@@ -122,13 +144,39 @@ __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index sl
     }
     sliced_bcsr_store<T, 32>(perm, s, lane, y0, y1, y2, y);
   }
+  if constexpr (Dot) {
+    Sums<1> mine = {{w == 0 && s < slices ? lane_dot(perm, s, lane, x, y0, y1, y2) : 0.0}};
+    Sums<1> total;
+    if (grid_sum<1, 32 * kSplitWarps>(mine, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
+  }
 }
 
-template <class T, int W>
-void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t st) {
+template <class T, int W, bool Dot>
+void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& dot, cudaStream_t st) {
   constexpr int per_block = kSplitWarps / W;
-  k_bcsr_sliced_split<T, W><<<unsigned((a.slices + per_block - 1) / per_block), 32 * kSplitWarps, 0, st>>>(
-      a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y);
+  k_bcsr_sliced_split<T, W, Dot><<<unsigned((a.slices + per_block - 1) / per_block), 32 * kSplitWarps, 0, st>>>(
+      a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y, dot);
+  EB_CUDA_CHECK_LAUNCH();
+}
+
+// Thread blocks of the BCSR product: the partial sums its fused dot needs.
+template <class T>
+unsigned bcsr_blocks(const DeviceBcsr<T>& a) {
+  const int w = a.warps_per_slice;
+  const Index per_block = w == 2 || w == 4 || w == 8 ? kSplitWarps / w : kBcsrWarps;
+  return unsigned((a.slices + per_block - 1) / per_block);
+}
+
+template <class T, bool Dot>
+void launch_bcsr(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& dot, cudaStream_t st) {
+  switch (a.warps_per_slice) {
+    case 2: return launch_bcsr_split<T, 2, Dot>(a, x, y, dot, st);
+    case 4: return launch_bcsr_split<T, 4, Dot>(a, x, y, dot, st);
+    case 8: return launch_bcsr_split<T, 8, Dot>(a, x, y, dot, st);
+    default: break;
+  }
+  k_bcsr_sliced<T, Dot><<<bcsr_blocks(a), 32 * kBcsrWarps, 0, st>>>(a.slices, a.slice_ptr.data(), a.perm.data(),
+                                                                    a.col.data(), a.val.data(), x, y, dot);
   EB_CUDA_CHECK_LAUNCH();
 }
 
@@ -296,15 +344,21 @@ void spmv(const DeviceCsr<T>& a, const T* x, T* y, cudaStream_t st) {
 template <class T>
 void spmv(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t st) {
   if (a.slices == 0) return;
-  switch (a.warps_per_slice) {
-    case 2: return launch_bcsr_split<T, 2>(a, x, y, st);
-    case 4: return launch_bcsr_split<T, 4>(a, x, y, st);
-    case 8: return launch_bcsr_split<T, 8>(a, x, y, st);
-    default: break;
+  launch_bcsr<T, false>(a, x, y, DotTarget{}, st);
+}
+
+template <class T>
+std::size_t spmv_dot_blocks(const DeviceBcsr<T>& a) {
+  return std::max<std::size_t>(bcsr_blocks(a), 1);
+}
+
+template <class T>
+void spmv_dot(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& t, cudaStream_t st) {
+  if (a.slices == 0) {  // an empty matrix: x . y = 0, without a product kernel
+    EB_CUDA_CHECK(cudaMemsetAsync(t.result, 0, sizeof(double), st));
+    return;
   }
-  k_bcsr_sliced<T><<<blocks_for(a.slices, kBcsrWarps), 32 * kBcsrWarps, 0, st>>>(
-      a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y);
-  EB_CUDA_CHECK_LAUNCH();
+  launch_bcsr<T, true>(a, x, y, t, st);
 }
 
 template <class T>
@@ -347,7 +401,9 @@ void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t st) {
   EB_LINALG_INSTANTIATE(T, DcooMatrix, DeviceDcoo)                       \
   EB_LINALG_INSTANTIATE(T, DcsrMatrix, DeviceDcsr)                       \
   EB_LINALG_INSTANTIATE(T, DhybMatrix, DeviceDhyb)                       \
-  template DeviceBcsr<T> upload(const SlicedBcsr<T>&);
+  template DeviceBcsr<T> upload(const SlicedBcsr<T>&);                   \
+  template std::size_t spmv_dot_blocks(const DeviceBcsr<T>&);            \
+  template void spmv_dot(const DeviceBcsr<T>&, const T*, T*, const DotTarget&, cudaStream_t);
 EB_LINALG_INSTANTIATE_ALL(float)
 EB_LINALG_INSTANTIATE_ALL(double)
 #undef EB_LINALG_INSTANTIATE_ALL

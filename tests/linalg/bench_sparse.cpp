@@ -16,7 +16,8 @@
 // The real meshes and the bunny come from the data folder (linalg_test_util.h); without it they are
 // left out. EB_BENCH_SPARSE_MATRICES chooses (comma- or space-separated names; a bare number n means
 // box<n>; the older EB_BENCH_SPARSE_SIZES is read the same way); default: all of the above.
-// Benchmark names: spmv/<backend>/<format>/<fp>/<matrix>, pcg_iteration/..., eigen/...,
+// Benchmark names: spmv/<backend>/<format>/<fp>/<matrix>, pcg_iteration/..., pcg_iteration_sr/cuda/...
+// (the single-reduction iteration), eigen/...,
 // cusparse_csr|bsr/... (SpMV), pcg_iteration/cusparse_csr|bsr/... (our PCG on cuSPARSE's SpMV);
 // select with --benchmark_filter. Each matrix's build prints its sizes to stderr.
 //
@@ -28,8 +29,8 @@
 //
 // Counters (rates per second of the timed loop): GB (shown as GB/s) by compulsory bytes = the format's arrays
 // once (ELL/HYB padding included: it must be read), x read once, y written once (PCG: plus the 13
-// vector passes of cg_algorithm.h); GFLOP (/s) = 2 x stored entries (padding excluded) per SpMV
-// (PCG: plus 13 per row). BCSR rows report `gpu_padding`: padded blocks per real block of the
+// vector passes of cg_algorithm.h, 11 for the single reduction); GFLOP (/s) = 2 x stored entries
+// (padding excluded) per SpMV (PCG: plus 13 per row, 16 for the single reduction). BCSR rows report `gpu_padding`: padded blocks per real block of the
 // sliced GPU layout.
 // CPU benchmarks use wall time; device benchmarks CUDA events (manual time). Device rows also report
 // `triad_GBps` (STREAM triad of the same device, same precision, measured once) and `of_triad`.
@@ -366,6 +367,11 @@ void register_precision(const std::string& matrix) {
         ->Unit(benchmark::kMillisecond);
 #if defined(EB_BENCH_CUDA)
     add("pcg_iteration/cuda/" + tail, [=](benchmark::State& s) { cuda_pcg_iteration<T>(s, matrix, f); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    // The single-reduction iteration (CgOptions::single_reduction): BCSR fuses its dot into the
+    // product (2 kernels per iteration), CSR runs the dot as a kernel of its own (3).
+    add("pcg_iteration_sr/cuda/" + tail, [=](benchmark::State& s) { cuda_pcg_iteration<T>(s, matrix, f, true); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
 #endif

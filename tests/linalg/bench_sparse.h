@@ -66,10 +66,15 @@ double spmv_bytes(std::size_t format_bytes, Index rows) {
 }
 // Compulsory bytes of one Jacobi-PCG iteration (cg_algorithm.h): the SpMV, then p.q (2 vectors),
 // the fused update (reads x p r q d^-1, writes x r: 7) and the direction (reads r d^-1 p, writes p: 4).
+// The single-reduction iteration: the SpMV (its dot reads nothing more) and one update pass
+// (reads p s w x r d^-1, writes p s x r u: 11).
 template <class T>
-double pcg_iteration_bytes(std::size_t format_bytes, Index rows) {
-  return spmv_bytes<T>(format_bytes, rows) + 13.0 * double(rows) * sizeof(T);
+double pcg_iteration_bytes(std::size_t format_bytes, Index rows, bool single_reduction = false) {
+  return spmv_bytes<T>(format_bytes, rows) + (single_reduction ? 11.0 : 13.0) * double(rows) * sizeof(T);
 }
+// FLOPs per row of the vector work of one iteration besides the SpMV (single reduction: the
+// update's 14 and the dot's 2).
+inline double pcg_vector_flops(bool single_reduction) { return single_reduction ? 16.0 : 13.0; }
 
 // Sets the rate counters: GB/s by the given compulsory bytes, GFLOP/s by 2 nnz (+ extra flops),
 // and the sizes.
@@ -81,7 +86,7 @@ void set_counters(benchmark::State& state, double bytes, double flops, Index row
 template <class T>
 void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f, int warps = 0);
 template <class T>
-void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f);
+void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction = false);
 template <class T>
 void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr);
 // Our Jacobi-PCG with cuSPARSE's CSR or BSR SpMV as its operator (the whole solve head to head).

@@ -245,17 +245,20 @@ template <class T>
 struct PcgRun {
   std::unique_ptr<LinearOperator<T>> op;
   std::size_t bytes = 0;  // compulsory bytes of the operator's arrays
+  bool single_reduction = false;
   std::unique_ptr<CgSolver<T>> solver;
   cuda::DeviceBuffer<T> b, x;
 };
 
 template <class T>
-PcgRun<T> make_pcg_run(std::unique_ptr<LinearOperator<T>> op, std::size_t bytes) {
+PcgRun<T> make_pcg_run(std::unique_ptr<LinearOperator<T>> op, std::size_t bytes, bool single_reduction = false) {
   PcgRun<T> r;
   const Index rows = op->rows();
   r.op = std::move(op);
   r.bytes = bytes;
+  r.single_reduction = single_reduction;
   CgOptions o;
+  o.single_reduction = single_reduction;
   o.tolerance = 0;
   o.max_iterations = kPcgIterations;
   o.check_every = kPcgIterations;
@@ -274,8 +277,8 @@ void time_pcg(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A
     const CgResult r = p.solver->solve(p.b.data(), p.x.data());
     if (r.iterations != kPcgIterations) throw RuntimeFailure("PCG stopped early: " + to_string(r.status));
   };
-  run_timed<T>(state, nullptr, kPcgIterations * pcg_iteration_bytes<T>(p.bytes, A.rows), kPcgIterations * 13.0 * A.rows,
-               A.rows, A.nnz(), 1, solve);
+  run_timed<T>(state, nullptr, kPcgIterations * pcg_iteration_bytes<T>(p.bytes, A.rows, p.single_reduction),
+               kPcgIterations * pcg_vector_flops(p.single_reduction) * A.rows, A.rows, A.nnz(), 1, solve);
   state.SetItemsProcessed(state.iterations() * kPcgIterations);  // items/s = PCG iterations per second
   state.counters["iterations_per_solve"] = kPcgIterations;
 }
@@ -298,12 +301,12 @@ void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f, int
 }
 
 template <class T>
-void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f) {
+void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction) {
   if (skip_without_device(state)) return;
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& p = device_cache().get<PcgRun<T>>(matrix + to_string(f) + fp<T>() + "pcg", [&] {
+  auto& p = device_cache().get<PcgRun<T>>(matrix + to_string(f) + fp<T>() + (single_reduction ? "pcg_sr" : "pcg"), [&] {
     DeviceSpmv<T> d = prepare_spmv<T>(matrix, f);
-    return make_pcg_run<T>(std::move(d.op), d.bytes);
+    return make_pcg_run<T>(std::move(d.op), d.bytes, single_reduction);
   });
   time_pcg(state, p, A);
 }
@@ -330,8 +333,8 @@ void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr)
 
 template void cuda_spmv<float>(benchmark::State&, const std::string&, Format, int);
 template void cuda_spmv<double>(benchmark::State&, const std::string&, Format, int);
-template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format);
-template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format);
+template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format, bool);
+template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format, bool);
 template void cusparse_pcg_iteration<float>(benchmark::State&, const std::string&, bool);
 template void cusparse_pcg_iteration<double>(benchmark::State&, const std::string&, bool);
 template void cusparse_spmv<float>(benchmark::State&, const std::string&, bool);

@@ -16,12 +16,15 @@
 // the true residual w.r.t. the fp32-rounded matrix <= 1e-4 (the recurrence drifts by ~eps32
 // kappa), the energy error vs LDLT <= 1e-3, iteration counts within 25% + 5 of Eigen's fp64 count
 // (rounding delays CG in fp32). Fixed count (30 steps): the iterate equals Eigen's to 1e-10 (fp64)
-// or 1e-3 (fp32), and lowers the energy below that of x = 0.
+// or 1e-3 (fp32), and lowers the energy below that of x = 0. The single-reduction iteration
+// (CgOptions::single_reduction) passes the same checks, with the wider fp64 tolerance-solve
+// bounds stated in check_tolerance.
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCholesky>
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "meshes/errors.h"
 #include "solvers/linalg/cg.h"
@@ -37,11 +40,13 @@ struct CgCase {
   Format format;
   Precision precision;
   Preconditioner preconditioner;
+  bool single_reduction = false;  // CgOptions::single_reduction
 };
 
 std::string label(const CgCase& c) {
   return case_label(c.matrix + "_" + to_string(c.format) + "_" +
-                    (c.preconditioner == Preconditioner::Jacobi ? "pcg" : "cg") + "_" + to_string(c.precision));
+                    (c.preconditioner == Preconditioner::Jacobi ? "pcg" : "cg") + (c.single_reduction ? "_sr" : "") +
+                    "_" + to_string(c.precision));
 }
 std::string name_of(const ::testing::TestParamInfo<CgCase>& i) { return label(i.param); }
 void PrintTo(const CgCase& c, std::ostream* os) { *os << label(c); }
@@ -90,6 +95,7 @@ void check_tolerance(const CgCase& c) {
 
   CgOptions o;
   o.preconditioner = c.preconditioner;
+  o.single_reduction = c.single_reduction;
   o.tolerance = fp64 ? 1e-10 : 1e-5;
   o.max_iterations = 20000;
   std::vector<T> x(b.size(), T(0));
@@ -108,10 +114,14 @@ void check_tolerance(const CgCase& c) {
   std::printf("[ measured ] %s: %d iterations (Eigen CG %d), true residual %.3e, energy error vs LDLT %.3e, vs Eigen CG %.3e\n",
               ::testing::UnitTest::GetInstance()->current_test_info()->name(), res.iterations, eigen_iterations,
               true_residual, vs_direct, vs_eigen_cg);
-  EXPECT_LE(true_residual, fp64 ? 1e-9 : 1e-4);
+  // The single reduction's recurrence for A p adds rounding of its own: on the raptor (kappa ~1e8)
+  // its true residual ends 1.2x standard CG's (1.08e-9 against 9.1e-10) after 1.4% more iterations
+  // (3,811 against 3,758; Eigen 3,759), so its fp64 bounds are 2e-9 and 2% + 5.
+  const bool sr = c.single_reduction;
+  EXPECT_LE(true_residual, fp64 ? (sr ? 2e-9 : 1e-9) : 1e-4);
   EXPECT_LE(vs_direct, fp64 ? 1e-8 : 1e-3);
   EXPECT_LE(vs_eigen_cg, fp64 ? 1e-8 : 1e-3);
-  const double slack = fp64 ? 0.002 * eigen_iterations + 5 : 0.25 * eigen_iterations + 5;
+  const double slack = fp64 ? (sr ? 0.02 : 0.002) * eigen_iterations + 5 : 0.25 * eigen_iterations + 5;
   EXPECT_LE(std::abs(res.iterations - eigen_iterations), slack);
 }
 
@@ -126,6 +136,7 @@ void check_fixed_count(const CgCase& c) {
   const auto op = make_matrix_operator(A, c.format, kSubject);
   CgOptions o;
   o.preconditioner = c.preconditioner;
+  o.single_reduction = c.single_reduction;
   o.tolerance = 0;
   o.max_iterations = 30;
   o.check_every = 7;  // not a divisor of 30: the last chunk runs past the limit as no-ops
@@ -178,6 +189,11 @@ std::vector<CgCase> tolerance_cases() {
   out.push_back({"raptor", Format::Bcsr, Precision::Fp64, Preconditioner::Jacobi});
   for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi})
     out.push_back({"armadillo", Format::Bcsr, Precision::Fp64, pre});
+  // Single reduction: CSR (the device's product and dot in two kernels) and BCSR (fused into one).
+  for (Precision p : {Precision::Fp32, Precision::Fp64})
+    for (Format f : {Format::Csr, Format::Bcsr})
+      for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) out.push_back({"box6", f, p, pre, true});
+  out.push_back({"raptor", Format::Bcsr, Precision::Fp64, Preconditioner::Jacobi, true});
   return out;
 }
 std::vector<CgCase> fixed_count_cases() {
@@ -189,16 +205,21 @@ std::vector<CgCase> fixed_count_cases() {
     }
   out.push_back({"armadillo", Format::Bcsr, Precision::Fp64, Preconditioner::Jacobi});
   out.push_back({"box5", Format::Coo, Precision::Fp64, Preconditioner::Jacobi});
+  for (Precision p : {Precision::Fp32, Precision::Fp64})
+    for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) {
+      out.push_back({"box6", Format::Csr, p, pre, true});
+      out.push_back({"raptor", Format::Bcsr, p, pre, true});
+    }
   return out;
 }
 INSTANTIATE_TEST_SUITE_P(Solve, Cg, ::testing::ValuesIn(tolerance_cases()), name_of);
 INSTANTIATE_TEST_SUITE_P(Solve, CgFixed, ::testing::ValuesIn(fixed_count_cases()), name_of);
 
-// Stopping and failure paths, per precision.
-class CgEdge : public ::testing::TestWithParam<Precision> {};
+// Stopping and failure paths, per precision and iteration (standard, single reduction).
+class CgEdge : public ::testing::TestWithParam<std::tuple<Precision, bool>> {};
 
 template <class T>
-void check_edges() {
+void check_edges(bool single_reduction) {
   const NamedProblem& P = problem("box6");
   const AssembledMatrix<T> A = cast_values<T>(P.A);
   const auto op = make_matrix_operator(A, Format::Bcsr, kSubject);
@@ -206,6 +227,7 @@ void check_edges() {
   CgOptions o;
   o.tolerance = 1e-4;
   o.max_iterations = 500;
+  o.single_reduction = single_reduction;
   {  // b = 0 from x = 0: nothing to do
     std::vector<T> b(n, T(0)), x(n, T(0));
     const CgResult r = cg_solve_from_host(*op, b, x, o);
@@ -264,10 +286,14 @@ void check_edges() {
 
 TEST_P(CgEdge, StopsAndFailsCleanly) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
-  with_precision(GetParam(), [&](auto t) { check_edges<decltype(t)>(); });
+  const auto [precision, single_reduction] = GetParam();
+  with_precision(precision, [&](auto t) { check_edges<decltype(t)>(single_reduction); });
 }
-INSTANTIATE_TEST_SUITE_P(Precisions, CgEdge, ::testing::Values(Precision::Fp32, Precision::Fp64),
-                         [](const auto& i) { return to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(Precisions, CgEdge,
+                         ::testing::Combine(::testing::Values(Precision::Fp32, Precision::Fp64), ::testing::Bool()),
+                         [](const auto& i) {
+                           return to_string(std::get<0>(i.param)) + (std::get<1>(i.param) ? "_sr" : "");
+                         });
 
 }  // namespace
 }  // namespace eb::linalg::test

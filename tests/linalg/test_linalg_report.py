@@ -42,6 +42,7 @@ with tempfile.TemporaryDirectory() as d:
            entry("cusparse_csr/fp64/box10", "median", 160.0),
            entry("cusparse_bsr/fp64/box10", "median", 0.25, unit="ms"),
            entry("pcg_iteration/cuda/bcsr/fp64/box10", "median", 5000.0, iterations_per_solve=50, of_triad=0.8),
+           entry("pcg_iteration_sr/cuda/bcsr/fp64/box10", "median", 4000.0, iterations_per_solve=50, of_triad=0.9),
            entry("spmv/cuda/csr/fp64/box10", "median", 999.0, of_triad=0.5)]  # cut off below
     with open(os.path.join(d, "bench_sparse_a.json"), "w") as f:
         f.write(file_text(box, cut=True))
@@ -57,7 +58,7 @@ with tempfile.TemporaryDirectory() as d:
                           date="2026-11-25T06:00:00+00:00"))
 
     read = linalg.read_benchmarks(os.path.join(d, "bench_sparse_a.json"))
-    check(len(read) == 5, f"truncated file: {len(read)} complete entries read, expected 5")
+    check(len(read) == 6, f"truncated file: {len(read)} complete entries read, expected 6")
     md = linalg.build(d, os.path.join(d, "figs"))
     row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 3,000 |")), None)
     check(row is not None, "no BCSR row for box10 fp64:\n" + md)
@@ -68,6 +69,7 @@ with tempfile.TemporaryDirectory() as d:
         check(cells[6] == "1.60x", f"speed-up over cuSPARSE CSR: {cells[6]}")
         check(cells[7] == "250.0 us" and cells[8] == "2.50x", f"cuSPARSE BSR in ms converted: {cells[7:9]}")
         check(cells[9] == "100.0 us" and cells[10] == "1.25x", f"PCG per iteration and ratio: {cells[9:11]}")
+        check(cells[11] == "80.0 us" and cells[12] == "1.11x", f"single-reduction PCG and ratio: {cells[11:13]}")
     fmt_row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 100.0 us (0.90)")), "")
     check("not run" in fmt_row, "the cut-off CSR benchmark is shown as not run: " + fmt_row)
     check("| box10 | fp64 | not run | not run | 2.00 ms |" in md, "Eigen row from the second file")
