@@ -47,7 +47,7 @@ fi
 echo "== test summary (status $status) =="
 for run in main asan; do
   [ -f "$logs_dir/$run.log" ] || continue
-  attempts=$(grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' "$logs_dir/$run.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+).*\*\*\*([A-Za-z]+( Run)?).*/\1 (\2)/' | sort | uniq -c)
+  attempts=$(grep -E '\*\*\*(Failed|Timeout|Exception|Not Run)' "$logs_dir/$run.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+).*\*\*\*([A-Za-z]+( Run)?).*/\1 (\2)/' | sort | uniq -c || true)
   final=$(awk '/The following tests FAILED:/ {on = 1; next} on && /^[[:space:]]+[0-9]+ - / {print; next} {on = 0}' \
     "$logs_dir/$run.log")
   echo "$run run: failed attempts: ${attempts:-none}"
