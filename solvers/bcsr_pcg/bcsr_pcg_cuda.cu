@@ -2,7 +2,9 @@
 // entry-major (value k of element e at k * E + e: one thread per element reads and writes them
 // coalesced) except the local matrices, which are block-major (element_gather.h: a 3x3 block's
 // 9 values contiguous, so that the gather's loads of a contribution touch 2-3 sectors, not 9;
-// k_matrix stores them through shared memory, still coalesced), the global matrix in the sliced
+// k_matrix stores them through shared memory, still coalesced) and the local right-hand sides,
+// which are element-major as on the CPU (a node's contribution, 3 values, in one sector for the
+// node-wise gather), the global matrix in the sliced
 // BCSR layout of solvers/linalg (Verschoor & Jalba's Fig. 2c), updated in place by the gather of
 // Fig. 2d, solved by the shared Jacobi-PCG. In fixed iteration mode a whole step (with the CG's
 // start and its iterations) is one CUDA graph.
@@ -161,7 +163,9 @@ __global__ void __launch_bounds__(kElementThreads) k_matrix(MatrixParams<T> p) {
   }
   load_nodes(p.conn, E, e, p.u, uu);
   load_nodes(p.conn, E, e, p.v, vv);
-  element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, put_block, mine < E ? p.b + e : nullptr, E);
+  // The element's 12 right-hand-side entries stay together (element-major, as on the CPU), so the
+  // node-wise gather reads a contribution's 3 values from one sector instead of 3.
+  element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, put_block, mine < E ? p.b + 12 * e : nullptr, 1);
 }
 
 // The gather of Fig. 2d, one index per block contribution (element_gather.h): one thread block per
@@ -202,15 +206,15 @@ __global__ void __launch_bounds__(kElementThreads)
 
 template <class T>
 __global__ void __launch_bounds__(kVectorThreads)
-    k_gather_rhs(int64_t N, int64_t E, const Offset* node_ptr, const int64_t* node_slot, const uint8_t* constrained,
+    k_gather_rhs(int64_t N, const Offset* node_ptr, const int64_t* node_slot, const uint8_t* constrained,
                  const T* local_rhs, T* rhs) {
   const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (n >= N) return;
   T acc[3] = {T(0), T(0), T(0)};
+  // node_slot = 4 e + a: the element-major local_rhs holds node a of element e at 3 (4 e + a).
   for (Offset k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
     const int64_t slot = node_slot[k];
-    const int64_t e = slot / 4, a = slot % 4;
-    for (int i = 0; i < 3; ++i) acc[i] += local_rhs[(3 * a + i) * E + e];
+    for (int i = 0; i < 3; ++i) acc[i] += local_rhs[3 * slot + i];
   }
   const uint8_t c = constrained[n];
   for (int i = 0; i < 3; ++i) rhs[3 * n + i] = (c >> i & 1) ? T(0) : acc[i];
@@ -409,7 +413,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::rhs: return widen(rhs_.to_host());
       case PhaseArray::R: return from_entry_major(R_.to_host(), E, 9);
       case PhaseArray::local: return from_block_major(local_.to_host(), E);
-      case PhaseArray::local_rhs: return from_entry_major(local_rhs_.to_host(), E, 12);
+      case PhaseArray::local_rhs: return widen(local_rhs_.to_host());
       case PhaseArray::matrix: {
         const std::vector<T> val = K_.val.to_host();
         std::vector<double> out(9 * size_t(s_.plan.blocks()));
@@ -442,7 +446,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::rhs: check(rhs_.size()); rhs_.upload(narrow(values)); break;
       case PhaseArray::R: check(R_.size()); R_.upload(to_entry_major<T>(values, E, 9)); break;
       case PhaseArray::local: check(local_.size()); local_.upload(to_block_major<T>(values, E)); break;
-      case PhaseArray::local_rhs: check(local_rhs_.size()); local_rhs_.upload(to_entry_major<T>(values, E, 12)); break;
+      case PhaseArray::local_rhs: check(local_rhs_.size()); local_rhs_.upload(narrow(values)); break;
       case PhaseArray::matrix: {
         check(9 * size_t(s_.plan.blocks()));
         std::vector<T> val = K_.val.to_host();
@@ -744,7 +748,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     }
     EB_CUDA_CHECK_LAUNCH();
     k_gather_rhs<T><<<blocks_for(N, kVectorThreads), kVectorThreads, 0, stream_>>>(
-        N, E, node_ptr_.data(), node_slot_.data(), constrained_.data(), local_rhs_.data(), rhs_.data());
+        N, node_ptr_.data(), node_slot_.data(), constrained_.data(), local_rhs_.data(), rhs_.data());
     EB_CUDA_CHECK_LAUNCH();
     if (load_nodes_) {
       k_loads<T><<<blocks_for(load_nodes_, 128), 128, 0, stream_>>>(load_nodes_, load_node_.data(), load_ptr_.data(),
