@@ -150,7 +150,10 @@ def build(results_dir, figures_dir):
             "compulsory-byte time at triad speed (the `PCG / compulsory time` column; the SpMV plus 13 vector "
             "passes). The single-reduction iteration (CgOptions::single_reduction, Chronopoulos & Gear: the "
             "dot fused into the BCSR product, two kernels per iteration instead of four) is timed against its "
-            "own compulsory bytes, the SpMV plus 11 vector passes (`SR / compulsory time`).", "",
+            "own compulsory bytes, the SpMV plus 11 vector passes (`SR / compulsory time`); where its partial "
+            "sums are few (~0.1M DOFs) the next kernel adds them instead of each kernel's last block "
+            "(solvers/linalg/cg_cuda.cu, EB_CG_SR_REDUCTION). The columns compare runs of the same process "
+            "only where their files are the same run; the newest file of each benchmark is shown.", "",
             md_table(header, rows), ""]
 
     header = ["matrix", "fp", "ours (BCSR)", "on cuSPARSE CSR", "speed-up", "on cuSPARSE BSR", "speed-up"]

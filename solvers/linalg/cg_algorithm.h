@@ -114,12 +114,13 @@ EB_HD void cg_set_alpha(CgScalars& s, double pq) {
     s.alpha = s.rho / pq;
 }
 
-// Step 3's scalars: history[iteration] = ||r||, the stopping tests, beta.
+// Step 3's scalars: history[iteration] = ||r|| (history null: not recorded, for the device's
+// blocks that compute the same scalars as the one that records them), the stopping tests, beta.
 EB_HD void cg_finish_update(CgScalars& s, double rz, double rr, double* history) {
   using namespace cg_detail;
   s.iteration += 1;
   s.rr = rr;
-  history[s.iteration] = sqrt(rr);
+  if (history) history[s.iteration] = sqrt(rr);
   if (!finite(rr) || !finite(rz)) {
     s.status = kNonFinite;
   } else if (rr <= s.stop_rr) {

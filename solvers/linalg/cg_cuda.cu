@@ -3,6 +3,9 @@
 // `check_every` iterations per CUDA graph launch between host reads of the status.
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "meshes/errors.h"
@@ -97,11 +100,91 @@ __global__ void __launch_bounds__(kThreads) k_sr_update(Offset n, const T* w, co
   if (cg_grid_sum(m, partials, ticket, t)) cg_sr_finish_update(*s, alpha_d, t.v[0], t.v[1], history);
 }
 
+// ---- single reduction with the reductions in the next kernel (DeviceCgEngine::next_kernel_) ----
+// At ~0.1M unknowns each last-block reduction above costs ~2.5-3 us (the block sums, a fence, the
+// ticket, the last block's second read of the partials: a serial tail), two per iteration. Here
+// no kernel finishes its own reduction: the update pass and the product only write per-block
+// partial sums, and the next update's blocks each add them (sum_partials, the same order in every
+// block, so all blocks hold the same bits) before they use the totals. So the scalars are read and
+// written by the same kernel: they alternate between two slots (in: the state the previous update
+// left; out: written by block 0), as do the update's partial sums. A state whose alpha is not 0
+// still owes the finish of its iteration (cg_finish_update with the partials `pu`); the start
+// leaves alpha = 0, and every update leaves its alpha > 0 (pap > 0 and rho > 0 while running).
+
+// The pending finish of `st`, if any: the previous update's rz and rr from its partials.
+__device__ void sr_apply_pending(CgScalars& st, const double* pu, unsigned nu, double* history) {
+  if (st.status != cg_detail::kRunning || st.alpha == 0) return;
+  const Sums<2> t = sum_partials<2, kThreads>(pu, nu);
+  cg_finish_update(st, t.v[0], t.v[1], blockIdx.x == 0 && threadIdx.x == 0 ? history : nullptr);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    k_sr_update_next(Offset n, const T* w, const T* dinv, T* p, T* sv, T* x, T* r, T* u, const CgScalars* in,
+                     CgScalars* out, const double* pu_in, double* pu_out, unsigned nu, const double* pd, unsigned nd,
+                     double* history) {
+  CgScalars st = *in;
+  const bool was_running = st.status == cg_detail::kRunning;
+  sr_apply_pending(st, pu_in, nu, history);
+  double alpha_d = 0, beta_d = 0;
+  if (st.status == cg_detail::kRunning) {
+    // Every block sums the same partials: the same total, so the same branch below in all blocks.
+    st.delta = sum_partials<1, kThreads>(pd, nd).v[0];
+    if (const int code = cg_sr_coefficients(st, alpha_d, beta_d); code != cg_detail::kRunning) st.status = code;
+  }
+  const bool running = st.status == cg_detail::kRunning;
+  if (running) st.alpha = alpha_d;  // this iteration's finish is now owed (alpha > 0)
+  if (blockIdx.x == 0 && threadIdx.x == 0) *out = st;  // stopped states are carried to the next slot
+  if (!running || !was_running) return;
+  const bool first = st.iteration == 0;
+  const T alpha = T(alpha_d), beta = T(beta_d);
+  Sums<2> m = {{0, 0}};
+  EB_GRID_LOOP(i, n) cg_sr_update_entry(i, first, alpha, beta, w, dinv, p, sv, x, r, u, m.v[0], m.v[1]);
+  Sums<2> unused;
+  cg_grid_sum(m, pu_out, nullptr, unused);
+}
+
+// Single reduction without a fused product: delta's partial sums for the next update.
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_dot_partials(Offset n, const T* u, const T* w, double* partials) {
+  Sums<1> m = {{0}};
+  EB_GRID_LOOP(i, n) m.v[0] += double(u[i]) * double(w[i]);
+  Sums<1> unused;
+  cg_grid_sum(m, partials, nullptr, unused);
+}
+
+// The state the host reads (and last_result's history): the latest slot with its pending finish
+// applied, one block. The slot itself keeps owing the finish, which the next update then applies
+// to the same bits.
+__global__ void __launch_bounds__(kThreads) k_sr_publish(const CgScalars* in, const double* pu, unsigned nu,
+                                                         CgScalars* host_state, double* history) {
+  CgScalars st = *in;
+  sr_apply_pending(st, pu, nu, history);
+  if (threadIdx.x == 0) *host_state = st;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) k_jacobi_inverse(Offset n, const T* d, T* dinv) {
   EB_GRID_LOOP(i, n) dinv[i] = jacobi_inverse_entry(d[i]);
 }
 #undef EB_GRID_LOOP
+
+// Whether a single-reduction solve sums its reductions in the next kernel. Each update block
+// then reads every partial sum (its own kernel's last ones and the product's: grid + nd doubles,
+// 2 per update block), so the reads grow with the square of the block counts: worth it at ~0.1M
+// unknowns (box80: 419 update blocks, 559 product blocks, 4.7 MB of L2 reads per iteration against
+// two ~2.5-3 us tails), not at ~1M (~40 MB). EB_CG_SR_REDUCTION=next-kernel or last-block fixes
+// the choice (tests, same-run A/B timing); unset, the partials a solve reads decide.
+bool sr_reductions_in_next_kernel(unsigned grid, unsigned nd) {
+  constexpr double kMaxPartialBytes = 8e6;  // per iteration, summed over the update's blocks
+  if (const char* e = std::getenv("EB_CG_SR_REDUCTION"); e && *e) {
+    const std::string v(e);
+    if (v == "next-kernel") return true;
+    if (v == "last-block") return false;
+    throw InputError("EB_CG_SR_REDUCTION='" + v + "': expected next-kernel or last-block (or unset)");
+  }
+  return double(grid) * double(2 * grid + nd) * sizeof(double) <= kMaxPartialBytes;
+}
 
 template <class T>
 class DeviceCgEngine final : public CgSolver<T>::Engine {
@@ -126,6 +209,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     const size_t bytes = size_t(n_) * sizeof(T);
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x, bytes, cudaMemcpyDeviceToDevice, stream_));
     start_steps();
+    publish();
     read_scalars();
     while (host_->status == cg_detail::kRunning) {
       enqueue_chunk();
@@ -154,6 +238,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x_.data(), x, bytes, cudaMemcpyDeviceToDevice, stream_));
     start_steps();
     for (int k = 0; k < o_.max_iterations; ++k) iteration_steps();
+    publish();
     if (n_ > 0) EB_CUDA_CHECK(cudaMemcpyAsync(x, x_.data(), bytes, cudaMemcpyDeviceToDevice, stream_));
   }
 
@@ -172,7 +257,9 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   void start() {
     // The single-reduction start writes u = M r where the standard one writes p = M r.
     T* z = o_.single_reduction ? u() : p_.data();
-    k_start<T><<<grid_, kThreads, 0, stream_>>>(n_, b_, q_.data(), dinv(), r_.data(), z, scalars_.data(),
+    parity_ = 0;
+    k_start<T><<<grid_, kThreads, 0, stream_>>>(n_, b_, q_.data(), dinv(), r_.data(), z,
+                                                next_kernel_ ? sr_state_.data() : scalars_.data(),
                                                 partials_.data(), ticket_.data(), o_.tolerance, o_.max_iterations,
                                                 history_.data());
     EB_CUDA_CHECK_LAUNCH();
@@ -192,6 +279,16 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     EB_CUDA_CHECK_LAUNCH();
   }
   void apply_dot_u() {
+    if (next_kernel_) {  // partial sums only: the next update adds them
+      if (fused_dot_) {
+        A_.apply_dot(u(), w_.data(), DotTarget{pd_.data(), nullptr, nullptr}, stream_);
+        return;
+      }
+      A_.apply(u(), w_.data(), stream_);
+      k_dot_partials<T><<<grid_, kThreads, 0, stream_>>>(n_, u(), w_.data(), pd_.data());
+      EB_CUDA_CHECK_LAUNCH();
+      return;
+    }
     // The member's device address, computed without dereferencing a device pointer on the host.
     double* delta = reinterpret_cast<double*>(reinterpret_cast<char*>(scalars_.data()) + offsetof(CgScalars, delta));
     if (fused_dot_) {
@@ -203,6 +300,17 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     EB_CUDA_CHECK_LAUNCH();
   }
   void sr_update() {
+    if (next_kernel_) {
+      const size_t slot = size_t(grid_) * 2;
+      CgScalars* state = sr_state_.data();
+      k_sr_update_next<T><<<grid_, kThreads, 0, stream_>>>(
+          n_, w_.data(), dinv(), p_.data(), s_vec_.data(), x_.data(), r_.data(), u(), state + parity_,
+          state + (1 - parity_), pu_.data() + parity_ * slot, pu_.data() + (1 - parity_) * slot, grid_, pd_.data(),
+          nd_, history_.data());
+      EB_CUDA_CHECK_LAUNCH();
+      parity_ = 1 - parity_;
+      return;
+    }
     k_sr_update<T><<<grid_, kThreads, 0, stream_>>>(n_, w_.data(), dinv(), p_.data(), s_vec_.data(), x_.data(),
                                                     r_.data(), u(), scalars_.data(), partials_.data(), ticket_.data(),
                                                     history_.data());
@@ -233,6 +341,14 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
       w_.resize(n, "CG w");
       if (dinv_.size()) u_.resize(n, "CG u");
       fused_dot_ = A_.fused_dot_blocks() > 0;
+      nd_ = fused_dot_ ? unsigned(A_.fused_dot_blocks()) : grid_;
+      next_kernel_ = sr_reductions_in_next_kernel(grid_, nd_);
+      if (next_kernel_) {
+        sr_state_.resize(2, "CG single-reduction states");
+        pu_.resize(size_t(grid_) * 2 * 2, "CG update partial sums");
+        pd_.resize(nd_, "CG product-dot partial sums");
+        chunk_even_ = true;
+      }
     }
     partials_.resize(std::max(size_t(grid_) * 3, fused_dot_ ? A_.fused_dot_blocks() : size_t(0)), "CG partial sums");
     ticket_.resize(1, "CG ticket");
@@ -240,6 +356,9 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     scalars_.resize(1, "CG scalars");
     history_.resize(size_t(o_.max_iterations) + 1, "CG residual history");
     chunk_ = std::max(1, std::min(o_.check_every, o_.max_iterations));
+    // Next-kernel reductions alternate two state slots per iteration: an even chunk ends where it
+    // began, so its graph serves every launch (iterations past a stop do nothing).
+    if (chunk_even_) chunk_ += chunk_ & 1;
     EB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_), sizeof(CgScalars)));
   }
 
@@ -274,9 +393,18 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // Next-kernel reductions: the state the host reads, from the latest slot (k_sr_publish).
+  void publish() {
+    if (!next_kernel_) return;
+    k_sr_publish<<<1, kThreads, 0, stream_>>>(sr_state_.data() + parity_, pu_.data() + parity_ * size_t(grid_) * 2,
+                                              grid_, scalars_.data(), history_.data());
+    EB_CUDA_CHECK_LAUNCH();
+  }
+
   void enqueue_chunk() {
     if (!o_.use_graph) {
       for (int k = 0; k < chunk_; ++k) iteration_steps();
+      publish();
       return;
     }
     if (!graph_) capture();
@@ -288,6 +416,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   void capture() {
     graph_ = cuda::capture_graph(stream_, [&] {
       for (int k = 0; k < chunk_; ++k) iteration_steps();
+      publish();
     });
   }
 
@@ -301,6 +430,13 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   cuda::DeviceBuffer<T> x_, r_, p_, q_, diag_, dinv_;
   cuda::DeviceBuffer<T> s_vec_, w_, u_;  // single reduction only
   bool fused_dot_ = false;               // the operator fuses delta = u . w into its product
+  // Single reduction with its reductions summed by the next kernel (k_sr_update_next): two state
+  // slots, the update's partial sums per slot, the product's dot partials (nd_ of them).
+  bool next_kernel_ = false, chunk_even_ = false;
+  unsigned nd_ = 0;
+  int parity_ = 0;  // the slot the next update reads
+  cuda::DeviceBuffer<CgScalars> sr_state_;
+  cuda::DeviceBuffer<double> pu_, pd_;
   cuda::DeviceBuffer<double> partials_, history_;
   cuda::DeviceBuffer<unsigned> ticket_;
   cuda::DeviceBuffer<CgScalars> scalars_;

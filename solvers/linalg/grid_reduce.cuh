@@ -26,6 +26,9 @@ struct AddSums {
 // Every thread of the block calls it with its own contribution. Returns true in thread 0 of the
 // last block only, with the grid's totals. partials: gridDim.x * N doubles; the ticket is 0 on
 // entry and left 0 (kernels on one stream run one after another, so one ticket serves them all).
+// ticket null: each block only writes its partial sums and false is returned everywhere; a later
+// kernel adds them (sum_partials), which takes the serial last-block tail (fence, ticket, a
+// second read of the partials) off this kernel's critical path.
 template <int N, int Threads>
 __device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket, Sums<N>& total) {
   using Reduce = cub::BlockReduce<Sums<N>, Threads>;
@@ -34,9 +37,12 @@ __device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket
   const Sums<N> block = Reduce(tmp).Reduce(mine, AddSums<N>());
   if (threadIdx.x == 0) {
     for (int j = 0; j < N; ++j) partials[size_t(blockIdx.x) * N + j] = block.v[j];
-    __threadfence();  // the partials are visible before the ticket says so
-    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    if (ticket) {
+      __threadfence();  // the partials are visible before the ticket says so
+      last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
   }
+  if (!ticket) return false;
   __syncthreads();
   if (!last) return false;
   __threadfence();
@@ -50,6 +56,26 @@ __device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket
   *ticket = 0;
   total = all;
   return true;
+}
+
+// The total of `count` partial sums (N doubles each) that an earlier kernel on the stream left
+// with a null ticket, returned to every thread of the calling block. The same order as the last
+// block of grid_sum (thread t adds entries t, t + Threads, ..., then the block reduction), so the
+// bits are those grid_sum would give with Threads threads, and every block gets the same ones.
+// All threads of the block must call it.
+template <int N, int Threads>
+__device__ Sums<N> sum_partials(const double* partials, unsigned count) {
+  using Reduce = cub::BlockReduce<Sums<N>, Threads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  __shared__ Sums<N> all;
+  Sums<N> acc;
+  for (int j = 0; j < N; ++j) acc.v[j] = 0;
+  for (unsigned b = threadIdx.x; b < count; b += Threads)
+    for (int j = 0; j < N; ++j) acc.v[j] += __ldcg(partials + size_t(b) * N + j);
+  const Sums<N> total = Reduce(tmp).Reduce(acc, AddSums<N>());
+  if (threadIdx.x == 0) all = total;
+  __syncthreads();
+  return all;
 }
 
 }  // namespace eb::linalg

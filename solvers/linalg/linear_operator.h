@@ -28,6 +28,8 @@ using StreamHandle = void*;  // cudaStream_t for device operators; host operator
 
 // Where a product with a fused dot product leaves x . y (device memory): `partials` holds
 // fused_dot_blocks() doubles, `ticket` is 0 on entry and left 0, `result` receives the sum.
+// A null ticket leaves only the per-block partial sums, for a later kernel to add in block order
+// (grid_reduce.cuh sum_partials; the single-reduction CG at small sizes).
 struct DotTarget {
   double* partials = nullptr;
   unsigned* ticket = nullptr;

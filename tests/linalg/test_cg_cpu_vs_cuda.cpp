@@ -4,14 +4,22 @@
 // by the iteration to ~1e-12 over 40 steps; tolerance 1e-9). With every format's device operator
 // captured in the graph. And the device engine's own knobs change nothing: graph or direct
 // launches and any check_every give bit-identical results (the reductions are deterministic).
+// The single reduction runs with its reductions finished by each kernel's last block and with
+// them summed by the next kernel (EB_CG_SR_REDUCTION), both checked here.
 #include <cstring>
 
+#include "meshes/errors.h"
 #include "solvers/linalg/cg.h"
 #include "solvers/linalg/device_formats.cuh"
+#include "tests/common/env_guard.h"
 #include "tests/linalg/linalg_cases.h"
 
 namespace eb::linalg::test {
 namespace {
+
+using ::eb::test::EnvGuard;
+// The two ways the single-reduction engine finishes a reduction (cg_cuda.cu).
+constexpr const char* kSrReductions[] = {"last-block", "next-kernel"};
 
 struct Solved {
   CgResult result;
@@ -39,8 +47,10 @@ class CgDeviceVsHost : public ::testing::TestWithParam<Format> {};
 TEST_P(CgDeviceVsHost, SameHistoryAndIterate) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("box6");
-  for (bool sr : {false, true})
+  for (const char* sr_mode : {"", "last-block", "next-kernel"})
   for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) {
+    const bool sr = *sr_mode != '\0';
+    EnvGuard mode("EB_CG_SR_REDUCTION", sr_mode);
     const auto host = make_matrix_operator(P.A, GetParam(), Location::Host);
     const auto dev = make_matrix_operator(P.A, GetParam(), Location::Device);
     const Solved h = run(*host, P.b, fixed(40, pre, sr)), d = run(*dev, P.b, fixed(40, pre, sr));
@@ -50,8 +60,8 @@ TEST_P(CgDeviceVsHost, SameHistoryAndIterate) {
     double worst = 0;
     for (size_t k = 0; k < h.result.residuals.size(); ++k)
       worst = std::max(worst, std::abs(d.result.residuals[k] - h.result.residuals[k]) / h.result.residuals[k]);
-    std::printf("[ measured ] %s %s%s: history %.3e, iterate %.3e\n", to_string(GetParam()).c_str(),
-                pre == Preconditioner::Jacobi ? "pcg" : "cg", sr ? " single reduction" : "", worst,
+    std::printf("[ measured ] %s %s%s%s: history %.3e, iterate %.3e\n", to_string(GetParam()).c_str(),
+                pre == Preconditioner::Jacobi ? "pcg" : "cg", sr ? " single reduction, " : "", sr_mode, worst,
                 relative_error(d.x, h.x));
     EXPECT_LE(worst, 1e-9);
     EXPECT_LE(relative_error(d.x, h.x), 1e-9);
@@ -60,14 +70,17 @@ TEST_P(CgDeviceVsHost, SameHistoryAndIterate) {
 INSTANTIATE_TEST_SUITE_P(Formats, CgDeviceVsHost, ::testing::ValuesIn(all_formats()),
                          [](const auto& i) { return to_string(i.param); });
 
-class CgDeviceModes : public ::testing::TestWithParam<bool> {};  // single reduction
+// "standard", or the single reduction's way of finishing its reductions.
+class CgDeviceModes : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CgDeviceModes, LaunchModesAreBitIdentical) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
   const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
+  const bool sr = GetParam() != "standard";
+  EnvGuard mode("EB_CG_SR_REDUCTION", sr ? GetParam().c_str() : "");
   CgOptions base;
-  base.single_reduction = GetParam();
+  base.single_reduction = sr;
   base.tolerance = 1e-8;
   base.max_iterations = 5000;
   base.check_every = 8;
@@ -86,8 +99,12 @@ TEST_P(CgDeviceModes, LaunchModesAreBitIdentical) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Iterations, CgDeviceModes, ::testing::Bool(),
-                         [](const auto& i) { return std::string(i.param ? "single_reduction" : "standard"); });
+INSTANTIATE_TEST_SUITE_P(Iterations, CgDeviceModes, ::testing::Values("standard", "last-block", "next-kernel"),
+                         [](const auto& i) {
+                           std::string n = i.param == "standard" ? i.param : "single_reduction_" + i.param;
+                           for (char& c : n) c = c == '-' ? '_' : c;
+                           return n;
+                         });
 
 // The single-reduction iteration on the device reaches the same solution as the standard one, in
 // about the same number of iterations (rounding alone separates them), with a BCSR operator whose
@@ -102,14 +119,84 @@ TEST(CgDevice, SingleReductionAgreesWithStandard) {
     o.max_iterations = 20000;
     const Solved standard = run(*dev, P.b, o);
     o.single_reduction = true;
-    const Solved single = run(*dev, P.b, o);
     ASSERT_TRUE(standard.result.converged());
-    ASSERT_TRUE(single.result.converged()) << to_string(single.result.status);
-    std::printf("[ measured ] %s: standard %d iterations, single reduction %d, iterates differ by %.3e\n",
-                to_string(f).c_str(), standard.result.iterations, single.result.iterations,
-                relative_error(single.x, standard.x));
-    EXPECT_LE(std::abs(single.result.iterations - standard.result.iterations), 0.02 * standard.result.iterations + 5);
-    EXPECT_LE(relative_error(single.x, standard.x), 1e-5);
+    for (const char* sr_mode : kSrReductions) {
+      EnvGuard mode("EB_CG_SR_REDUCTION", sr_mode);
+      const Solved single = run(*dev, P.b, o);
+      ASSERT_TRUE(single.result.converged()) << sr_mode << ": " << to_string(single.result.status);
+      std::printf("[ measured ] %s: standard %d iterations, single reduction (%s) %d, iterates differ by %.3e\n",
+                  to_string(f).c_str(), standard.result.iterations, sr_mode, single.result.iterations,
+                  relative_error(single.x, standard.x));
+      EXPECT_LE(std::abs(single.result.iterations - standard.result.iterations),
+                0.02 * standard.result.iterations + 5)
+          << sr_mode;
+      EXPECT_LE(relative_error(single.x, standard.x), 1e-5) << sr_mode;
+    }
+  }
+}
+
+// The two ways of finishing the single reduction's sums add the same block partial sums, in the
+// same order wherever the summing block has as many threads as the product's kernel (the vector
+// kernels' sums always): the same iterates to rounding (fp64; the bound of device against host),
+// on a BCSR operator (dot fused into the product) and a CSR one (a dot kernel), for fixed counts
+// that cross the chunk boundaries at odd and even check_every, and with a stop inside a chunk.
+TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
+  for (Format f : {Format::Bcsr, Format::Csr})
+    for (int check_every : {1, 7, 64}) {
+      const auto dev = make_matrix_operator(P.A, f, Location::Device);
+      CgOptions o = fixed(75, Preconditioner::Jacobi, true);
+      o.check_every = check_every;
+      Solved r[2];
+      for (int m = 0; m < 2; ++m) {
+        EnvGuard mode("EB_CG_SR_REDUCTION", kSrReductions[m]);
+        r[m] = run(*dev, P.b, o);
+      }
+      ASSERT_EQ(r[0].result.iterations, 75);
+      ASSERT_EQ(r[1].result.iterations, 75) << to_string(f) << " check_every " << check_every;
+      EXPECT_EQ(r[1].result.status, r[0].result.status);
+      ASSERT_EQ(r[1].result.residuals.size(), r[0].result.residuals.size());
+      double worst = 0;
+      for (size_t k = 0; k < r[0].result.residuals.size(); ++k)
+        worst = std::max(worst, std::abs(r[1].result.residuals[k] - r[0].result.residuals[k]) / r[0].result.residuals[k]);
+      std::printf("[ measured ] %s check_every %d: next-kernel vs last-block history %.3e, iterate %.3e\n",
+                  to_string(f).c_str(), check_every, worst, relative_error(r[1].x, r[0].x));
+      EXPECT_LE(worst, 1e-9) << to_string(f) << " check_every " << check_every;
+      EXPECT_LE(relative_error(r[1].x, r[0].x), 1e-9) << to_string(f) << " check_every " << check_every;
+    }
+  // A tolerance stop inside a chunk: both stop at the same iteration with the same residual.
+  const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
+  CgOptions o;
+  o.single_reduction = true;
+  o.tolerance = 1e-6;
+  o.max_iterations = 20000;
+  o.check_every = 16;
+  Solved r[2];
+  for (int m = 0; m < 2; ++m) {
+    EnvGuard mode("EB_CG_SR_REDUCTION", kSrReductions[m]);
+    r[m] = run(*dev, P.b, o);
+  }
+  ASSERT_TRUE(r[0].result.converged());
+  ASSERT_TRUE(r[1].result.converged());
+  std::printf("[ measured ] tolerance 1e-6: last-block %d iterations, next-kernel %d\n", r[0].result.iterations,
+              r[1].result.iterations);
+  EXPECT_LE(std::abs(r[1].result.iterations - r[0].result.iterations), 1);
+  EXPECT_LE(relative_error(r[1].x, r[0].x), 1e-6);
+}
+
+// A value of the knob that names no mode is refused when the solver is made, naming it.
+TEST(CgDevice, UnknownSingleReductionModeIsRefused) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("box6");
+  const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
+  EnvGuard mode("EB_CG_SR_REDUCTION", "fastest");
+  CgOptions o = fixed(5, Preconditioner::Jacobi, true);
+  try {
+    CgSolver<double> solver(*dev, o);
+    FAIL() << "EB_CG_SR_REDUCTION=fastest was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("EB_CG_SR_REDUCTION='fastest'"), std::string::npos) << e.what();
   }
 }
 
