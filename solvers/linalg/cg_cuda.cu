@@ -125,12 +125,24 @@ __global__ void __launch_bounds__(kThreads)
                      double* history) {
   CgScalars st = *in;
   const bool was_running = st.status == cg_detail::kRunning;
-  sr_apply_pending(st, pu_in, nu, history);
+  // This thread's first entries are loaded into L1 while the partial sums are read (from L2) and
+  // reduced: the pass needs the scalars, its loads do not.
+  if (const Offset i = Offset(blockIdx.x) * blockDim.x + threadIdx.x; was_running && i < n) {
+    auto prefetch = [i](const T* a) {
+      if (a) asm volatile("prefetch.global.L1 [%0];" ::"l"(a + i));
+    };
+    prefetch(w), prefetch(dinv), prefetch(p), prefetch(sv), prefetch(x), prefetch(r);
+  }
   double alpha_d = 0, beta_d = 0;
-  if (st.status == cg_detail::kRunning) {
-    // Every block sums the same partials: the same total, so the same branch below in all blocks.
-    st.delta = sum_partials<1, kThreads>(pd, nd).v[0];
-    if (const int code = cg_sr_coefficients(st, alpha_d, beta_d); code != cg_detail::kRunning) st.status = code;
+  if (was_running) {
+    // Every block sums the same partials: the same totals, so the same branches in all blocks.
+    // The update's (rz, rr) are read even where no finish is owed (after the start): zeroed then.
+    const Sums<3> t = sum_partials<2, 1, kThreads>(pu_in, nu, pd, nd);
+    if (st.alpha != 0) cg_finish_update(st, t.v[0], t.v[1], blockIdx.x == 0 && threadIdx.x == 0 ? history : nullptr);
+    if (st.status == cg_detail::kRunning) {
+      st.delta = t.v[2];
+      if (const int code = cg_sr_coefficients(st, alpha_d, beta_d); code != cg_detail::kRunning) st.status = code;
+    }
   }
   const bool running = st.status == cg_detail::kRunning;
   if (running) st.alpha = alpha_d;  // this iteration's finish is now owed (alpha > 0)
@@ -346,6 +358,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
       if (next_kernel_) {
         sr_state_.resize(2, "CG single-reduction states");
         pu_.resize(size_t(grid_) * 2 * 2, "CG update partial sums");
+        pu_.fill_zero();  // read (not used) by the first update after a start
         pd_.resize(nd_, "CG product-dot partial sums");
         chunk_even_ = true;
       }

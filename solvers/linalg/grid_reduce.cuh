@@ -78,4 +78,24 @@ __device__ Sums<N> sum_partials(const double* partials, unsigned count) {
   return all;
 }
 
+// Two sets of partial sums added in one pass and one block reduction (components 0..N1-1 from
+// p1, N1.. from p2): each component's bits are those of sum_partials on its own set, since the
+// per-thread order is the same and the block reduction pairs whole Sums the same way.
+template <int N1, int N2, int Threads>
+__device__ Sums<N1 + N2> sum_partials(const double* p1, unsigned c1, const double* p2, unsigned c2) {
+  using Reduce = cub::BlockReduce<Sums<N1 + N2>, Threads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  __shared__ Sums<N1 + N2> all;
+  Sums<N1 + N2> acc;
+  for (int j = 0; j < N1 + N2; ++j) acc.v[j] = 0;
+  for (unsigned b = threadIdx.x; b < c1; b += Threads)
+    for (int j = 0; j < N1; ++j) acc.v[j] += __ldcg(p1 + size_t(b) * N1 + j);
+  for (unsigned b = threadIdx.x; b < c2; b += Threads)
+    for (int j = 0; j < N2; ++j) acc.v[N1 + j] += __ldcg(p2 + size_t(b) * N2 + j);
+  const Sums<N1 + N2> total = Reduce(tmp).Reduce(acc, AddSums<N1 + N2>());
+  if (threadIdx.x == 0) all = total;
+  __syncthreads();
+  return all;
+}
+
 }  // namespace eb::linalg
