@@ -136,7 +136,8 @@ __global__ void __launch_bounds__(kThreads)
   double alpha_d = 0, beta_d = 0;
   if (was_running) {
     // Every block sums the same partials: the same totals, so the same branches in all blocks.
-    // The update's (rz, rr) are read even where no finish is owed (after the start): zeroed then.
+    // The update's (rz, rr) are read even where no finish is owed (after a start), and not used
+    // then; pu_ is zeroed at allocation so that the first solve reads defined values.
     const Sums<3> t = sum_partials<2, 1, kThreads>(pu_in, nu, pd, nd);
     if (st.alpha != 0) cg_finish_update(st, t.v[0], t.v[1], blockIdx.x == 0 && threadIdx.x == 0 ? history : nullptr);
     if (st.status == cg_detail::kRunning) {
