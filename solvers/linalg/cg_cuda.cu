@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <cooperative_groups.h>
+
 #include "meshes/errors.h"
+#include "solvers/linalg/bcsr_device.cuh"
 #include "solvers/linalg/cg_algorithm.h"
 #include "solvers/linalg/device_formats.cuh"
 #include "solvers/linalg/grid_reduce.cuh"
@@ -176,27 +179,147 @@ __global__ void __launch_bounds__(kThreads) k_sr_publish(const CgScalars* in, co
   if (threadIdx.x == 0) *host_state = st;
 }
 
+// ---- single reduction as one persistent kernel per chunk (DeviceCgEngine::persistent_) ----
+// At ~0.1M unknowns the two kernels of a next-kernel iteration still cost ~3 us each of launch,
+// ramp and drain against ~9 us of bytes (PERF_NOTES.md). Here a chunk's iterations run inside one
+// cooperative launch: the kernel boundaries become grid barriers, two per iteration (u complete
+// before the product reads it; w and the product's partials complete before the next update).
+// The work is cut exactly as the next-kernel launches cut it: block b of this kernel runs the
+// update's blocks b, b + gridDim.x, ... (of nu = DeviceCgEngine::grid_) and the split product's
+// shares b, b + gridDim.x, ... (bcsr_device.cuh), each with the same loop and block reduction, and
+// every block adds the partial sums as k_sr_update_next's blocks do; so the iterates are those of
+// the next-kernel (and last-block) engine, bit for bit. The sliced BCSR product is inside, so this
+// serves device BCSR operators split over 2, 4 or 8 warps per slice. Measured (H100, box80 and
+// bunny53): slower than the next-kernel graph by 10-20% per iteration, the two barriers costing
+// ~1.8 us each at 660 blocks, about what the two kernel boundaries cost; kept as an opt-in mode
+// (EB_CG_SR_REDUCTION=persistent) for A/B runs, never chosen by default.
+
+// Resident blocks per SM the persistent kernel is compiled for (48 registers): box80's 559 product
+// shares (and 419 update blocks) then run in one wave on 132 SMs (660 blocks); at its natural 64
+// registers (4 per SM, 528 blocks) 31 blocks would run two shares each, doubling the product phase.
+constexpr int kPersistentBlocksPerSm = 5;
+
+template <class T>
+struct BcsrView {
+  Index slices;
+  const Offset* slice_ptr;
+  const Index* perm;
+  const Index* col;
+  const T* val;
+};
+
+// state: the slot the chunk starts from and leaves (owing its last update's finish, as the
+// next-kernel slots do); host_state: that state with the finish applied (k_sr_publish's work).
+// pu: the update's partial sums, two slots of 2 * nu; a chunk has an even number of iterations and
+// starts reading slot 0 (start() resets the parity), so a chunk that runs through ends in slot 0.
+template <class T, int W>
+__global__ void __launch_bounds__(kThreads, kPersistentBlocksPerSm)
+    k_sr_persistent(int iterations, Offset n, BcsrView<T> a, const T* dinv, T* p, T* sv, T* x, T* r, T* u, T* w,
+                    CgScalars* state, CgScalars* host_state, double* pu, unsigned nu, double* pd, unsigned nd,
+                    double* history) {
+  static_assert(kThreads == 32 * kBcsrSplitWarps, "the product's shares are blocks of kThreads threads");
+  __shared__ BcsrSplitScratch<T> part;
+  // The block's state in shared memory, kept by thread 0 (every block holds the same bits): held in
+  // registers by every thread across the passes it cost ~20 registers and spills.
+  __shared__ CgScalars st;
+  __shared__ double beta_s;
+  const cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  if (threadIdx.x == 0) st = *state;
+  __syncthreads();
+  unsigned par = 0;
+  bool synced = false;  // every block has read *state: block 0 may overwrite it
+  for (int k = 0; k < iterations && st.status == cg_detail::kRunning; ++k) {
+    // The scalars from the partial sums (k_sr_update_next's order: every block gets the same bits).
+    const Sums<3> t = sum_partials<2, 1, kThreads>(pu + size_t(par) * 2 * nu, nu, pd, nd);
+    if (threadIdx.x == 0) {
+      if (st.alpha != 0) cg_finish_update(st, t.v[0], t.v[1], blockIdx.x == 0 ? history : nullptr);
+      double alpha_d = 0, beta_d = 0;
+      if (st.status == cg_detail::kRunning) {
+        st.delta = t.v[2];
+        if (const int code = cg_sr_coefficients(st, alpha_d, beta_d); code != cg_detail::kRunning) st.status = code;
+      }
+      if (st.status == cg_detail::kRunning) st.alpha = alpha_d;
+      beta_s = beta_d;
+    }
+    __syncthreads();
+    if (st.status != cg_detail::kRunning) break;
+    const bool first = st.iteration == 0;
+    const T alpha = T(st.alpha), beta = T(beta_s);
+    double* const pu_out = pu + size_t(1 - par) * 2 * nu;
+    for (unsigned b = blockIdx.x; b < nu; b += gridDim.x) {
+      Sums<2> m = {{0, 0}};
+      for (Offset i = Offset(b) * kThreads + threadIdx.x; i < n; i += Offset(nu) * kThreads)
+        cg_sr_update_entry(i, first, alpha, beta, w, dinv, p, sv, x, r, u, m.v[0], m.v[1]);
+      block_sum_to<2, kThreads>(m, pu_out + 2 * size_t(b));
+      __syncthreads();
+    }
+    par = 1 - par;
+    // The product's first matrix steps do not depend on u: into L1 while the barrier completes.
+    if (blockIdx.x < nd) bcsr_split_share_prefetch<T, W>(blockIdx.x, a.slices, a.slice_ptr, a.col, a.val);
+    grid.sync();  // u is complete
+    for (unsigned b = blockIdx.x; b < nd; b += gridDim.x) {
+      const double mine = bcsr_split_share<T, W, true>(b, a.slices, a.slice_ptr, a.perm, a.col, a.val, u, w, part);
+      block_sum_to<1, kThreads>(Sums<1>{{mine}}, pd + b);
+      __syncthreads();
+    }
+    grid.sync();  // w and every partial sum are complete
+    synced = true;
+  }
+  if (blockIdx.x != 0) return;
+  __syncthreads();
+  CgScalars pub = st;
+  if (synced && threadIdx.x == 0) *state = pub;
+  sr_apply_pending(pub, pu + size_t(par) * 2 * nu, nu, history);
+  if (threadIdx.x == 0) *host_state = pub;
+}
+
+template <class T>
+using PersistentKernel = void (*)(int, Offset, BcsrView<T>, const T*, T*, T*, T*, T*, T*, T*, CgScalars*, CgScalars*,
+                                  double*, unsigned, double*, unsigned, double*);
+template <class T>
+PersistentKernel<T> persistent_kernel(int warps_per_slice) {
+  switch (warps_per_slice) {
+    case 2: return k_sr_persistent<T, 2>;
+    case 4: return k_sr_persistent<T, 4>;
+    case 8: return k_sr_persistent<T, 8>;
+    default: return nullptr;
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) k_jacobi_inverse(Offset n, const T* d, T* dinv) {
   EB_GRID_LOOP(i, n) dinv[i] = jacobi_inverse_entry(d[i]);
 }
 #undef EB_GRID_LOOP
 
-// Whether a single-reduction solve sums its reductions in the next kernel. Each update block
-// then reads every partial sum (its own kernel's last ones and the product's: grid + nd doubles,
-// 2 per update block), so the reads grow with the square of the block counts: worth it at ~0.1M
-// unknowns (box80: 419 update blocks, 559 product blocks, 4.7 MB of L2 reads per iteration against
-// two ~2.5-3 us tails), not at ~1M (~40 MB). EB_CG_SR_REDUCTION=next-kernel or last-block fixes
-// the choice (tests, same-run A/B timing); unset, the partials a solve reads decide.
-bool sr_reductions_in_next_kernel(unsigned grid, unsigned nd) {
+// How a single-reduction solve finishes its reductions. Next kernel: each update block reads every
+// partial sum (its own kernel's last ones and the product's: grid + nd doubles, 2 per update
+// block), so the reads grow with the square of the block counts: worth it at ~0.1M unknowns
+// (box80: 419 update blocks, 559 product blocks, 4.7 MB of L2 reads per iteration against two
+// ~2.5-3 us tails), not at ~1M (~40 MB). Persistent: the same sums inside one kernel per chunk,
+// where the operator is a split device BCSR (`persistent_ok`); measured 10-20% slower than the
+// next-kernel graph at ~0.1M unknowns on the H100 (its grid barriers cost ~1.8 us each: PERF_NOTES.md),
+// so it is never chosen unless asked for. EB_CG_SR_REDUCTION=last-block, next-kernel or persistent
+// fixes the choice (tests, same-run A/B timing); unset, the partials a solve reads decide.
+enum class SrReduction { LastBlock, NextKernel, Persistent };
+
+SrReduction sr_reduction_mode(unsigned grid, unsigned nd, bool persistent_ok, const std::string& op_name) {
   constexpr double kMaxPartialBytes = 8e6;  // per iteration, summed over the update's blocks
   if (const char* e = std::getenv("EB_CG_SR_REDUCTION"); e && *e) {
     const std::string v(e);
-    if (v == "next-kernel") return true;
-    if (v == "last-block") return false;
-    throw InputError("EB_CG_SR_REDUCTION='" + v + "': expected next-kernel or last-block (or unset)");
+    if (v == "next-kernel") return SrReduction::NextKernel;
+    if (v == "last-block") return SrReduction::LastBlock;
+    if (v == "persistent") {
+      if (!persistent_ok)
+        throw InputError("EB_CG_SR_REDUCTION=persistent: operator '" + op_name +
+                         "' cannot run inside the persistent kernel (a device BCSR split over 2, 4 or 8 warps per "
+                         "slice, on a device with cooperative launch, can)");
+      return SrReduction::Persistent;
+    }
+    throw InputError("EB_CG_SR_REDUCTION='" + v + "': expected last-block, next-kernel or persistent (or unset)");
   }
-  return double(grid) * double(2 * grid + nd) * sizeof(double) <= kMaxPartialBytes;
+  return double(grid) * double(2 * grid + nd) * sizeof(double) > kMaxPartialBytes ? SrReduction::LastBlock
+                                                                                     : SrReduction::NextKernel;
 }
 
 template <class T>
@@ -355,7 +478,10 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
       if (dinv_.size()) u_.resize(n, "CG u");
       fused_dot_ = A_.fused_dot_blocks() > 0;
       nd_ = fused_dot_ ? unsigned(A_.fused_dot_blocks()) : grid_;
-      next_kernel_ = sr_reductions_in_next_kernel(grid_, nd_);
+      const bool persistent_ok = prepare_persistent(sms);
+      const SrReduction mode = sr_reduction_mode(grid_, nd_, persistent_ok, A_.name());
+      next_kernel_ = mode != SrReduction::LastBlock;
+      persistent_ = mode == SrReduction::Persistent;
       if (next_kernel_) {
         sr_state_.resize(2, "CG single-reduction states");
         pu_.resize(size_t(grid_) * 2 * 2, "CG update partial sums");
@@ -416,6 +542,10 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   }
 
   void enqueue_chunk() {
+    if (persistent_) {
+      launch_persistent();
+      return;
+    }
     if (!o_.use_graph) {
       for (int k = 0; k < chunk_; ++k) iteration_steps();
       publish();
@@ -423,6 +553,49 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     }
     if (!graph_) capture();
     EB_CUDA_CHECK(cudaGraphLaunch(graph_, stream_));
+  }
+
+  // Whether the persistent kernel can run this operator here: a device BCSR split over 2, 4 or 8
+  // warps per slice (whose shares it runs), a device that launches cooperatively, and a kernel
+  // that fits at least one block per SM. Records the kernel, the matrix and the grid.
+  bool prepare_persistent(int sms) {
+    const auto* op = dynamic_cast<const DeviceMatrixOperator<DeviceBcsr<T>>*>(&A_);
+    if (!op || !fused_dot_ || n_ == 0) return false;
+    const DeviceBcsr<T>& m = op->matrix();
+    persistent_kernel_ = persistent_kernel<T>(m.warps_per_slice);
+    if (!persistent_kernel_ || m.slices == 0) return false;
+    int device = 0, cooperative = 0, per_sm = 0;
+    EB_CUDA_CHECK(cudaGetDevice(&device));
+    EB_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    EB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_kernel_, kThreads, 0));
+    if (!cooperative || per_sm < 1) return false;
+    // EB_CG_PERSISTENT_BLOCKS_PER_SM caps the resident blocks (timing of the barrier's cost
+    // against the latency hiding of more warps); unset, as many as fit.
+    if (const char* e = std::getenv("EB_CG_PERSISTENT_BLOCKS_PER_SM"); e && *e) {
+      char* end = nullptr;
+      const long v = std::strtol(e, &end, 10);
+      if (*end != '\0' || v < 1)
+        throw InputError(std::string("EB_CG_PERSISTENT_BLOCKS_PER_SM='") + e + "': expected a positive integer");
+      per_sm = int(std::min<long>(per_sm, v));
+    }
+    bcsr_ = BcsrView<T>{m.slices, m.slice_ptr.data(), m.perm.data(), m.col.data(), m.val.data()};
+    persistent_grid_ = unsigned(std::min<long long>(static_cast<long long>(per_sm) * sms, std::max(grid_, nd_)));
+    return true;
+  }
+
+  // One chunk as one cooperative launch (no graph: it is one kernel).
+  void launch_persistent() {
+    int iterations = chunk_;
+    Offset n = n_;
+    const T* dinv_p = dinv();
+    T *p = p_.data(), *sv = s_vec_.data(), *x = x_.data(), *r = r_.data(), *u_p = u(), *w = w_.data();
+    CgScalars *state = sr_state_.data(), *host_state = scalars_.data();
+    double *pu = pu_.data(), *pd = pd_.data(), *history = history_.data();
+    unsigned nu = grid_, nd = nd_;
+    void* args[] = {&iterations, &n, &bcsr_, &dinv_p, &p, &sv, &x, &r, &u_p, &w,
+                    &state, &host_state, &pu, &nu, &pd, &nd, &history};
+    EB_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(persistent_kernel_),
+                                              dim3(persistent_grid_), dim3(kThreads), args, 0, stream_));
   }
 
   // The chunk's iterations as one graph; all pointers are the engine's own (x is copied in and
@@ -447,6 +620,12 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   // Single reduction with its reductions summed by the next kernel (k_sr_update_next): two state
   // slots, the update's partial sums per slot, the product's dot partials (nd_ of them).
   bool next_kernel_ = false, chunk_even_ = false;
+  // Single reduction in one persistent kernel per chunk (k_sr_persistent; solve() only: enqueue(),
+  // which a caller may capture in its own graph, keeps the next-kernel launches, the same bits).
+  bool persistent_ = false;
+  PersistentKernel<T> persistent_kernel_ = nullptr;
+  BcsrView<T> bcsr_{};
+  unsigned persistent_grid_ = 0;
   unsigned nd_ = 0;
   int parity_ = 0;  // the slot the next update reads
   cuda::DeviceBuffer<CgScalars> sr_state_;

@@ -58,6 +58,19 @@ __device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket
   return true;
 }
 
+// grid_sum's first half for a kernel whose blocks each stand in for blocks of another launch (the
+// persistent CG, cg_cuda.cu): the block's sum of `mine` (the same reduction, so the same bits)
+// written by thread 0 to dst[0 .. N-1]. All threads of the block must call it; a second call in
+// the same block must come after a __syncthreads() (the scratch is reused).
+template <int N, int Threads>
+__device__ void block_sum_to(const Sums<N>& mine, double* dst) {
+  using Reduce = cub::BlockReduce<Sums<N>, Threads>;
+  __shared__ typename Reduce::TempStorage tmp;
+  const Sums<N> block = Reduce(tmp).Reduce(mine, AddSums<N>());
+  if (threadIdx.x == 0)
+    for (int j = 0; j < N; ++j) dst[j] = block.v[j];
+}
+
 // The total of `count` partial sums (N doubles each) that an earlier kernel on the stream left
 // with a null ticket, returned to every thread of the calling block. The same order as the last
 // block of grid_sum (thread t adds entries t, t + Threads, ..., then the block reduction), so the

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "solvers/linalg/bcsr_device.cuh"
 #include "solvers/linalg/device_formats.cuh"
 #include "solvers/linalg/grid_reduce.cuh"
 #include "solvers/linalg/spmv_rows.h"
@@ -80,16 +81,6 @@ __global__ void __launch_bounds__(kThreads) k_ell(Index rows, Index width, const
   if (i < rows) y[i] = ell_row(col, val, rows, width, x, i, diag ? diag[i] * x[i] : T(0));
 }
 
-// x . y over one lane's block row (0 for an empty lane), for the products that fuse the dot.
-template <class T>
-__device__ double lane_dot(const Index* __restrict__ perm, Index s, int lane, const T* __restrict__ x, T y0, T y1,
-                           T y2) {
-  const Index br = perm[Offset(s) * 32 + lane];
-  if (br < 0) return 0.0;
-  const Offset r = 3 * Offset(br);
-  return double(x[r]) * double(y0) + double(x[r + 1]) * double(y1) + double(x[r + 2]) * double(y2);
-}
-
 constexpr int kBcsrWarps = 4;
 template <class T, bool Dot>
 __global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, const Offset* __restrict__ slice_ptr,
@@ -105,16 +96,14 @@ __global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, c
     sliced_bcsr_store<T, 32>(perm, s, lane, y0, y1, y2, y);
   }
   if constexpr (Dot) {
-    Sums<1> mine = {{s < slices ? lane_dot(perm, s, lane, x, y0, y1, y2) : 0.0}};
+    Sums<1> mine = {{s < slices ? bcsr_lane_dot(perm, s, lane, x, y0, y1, y2) : 0.0}};
     Sums<1> total;
     if (grid_sum<1, 32 * kBcsrWarps>(mine, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
   }
 }
 
-// W warps per slice, kSplitWarps / W slices per block. Warp w of a slice takes steps w, w + W, ...;
-// warp 0 then adds the others' partial sums from shared memory in warp order, as the CPU
-// reference (sliced_bcsr_lane with `warps` = W) does.
-constexpr int kSplitWarps = 8;
+// The split product (bcsr_device.cuh): one block per share.
+constexpr int kSplitWarps = kBcsrSplitWarps;
 template <class T, int W, bool Dot>
 __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index slices,
                                                                         const Offset* __restrict__ slice_ptr,
@@ -123,38 +112,17 @@ __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index sl
                                                                         const T* __restrict__ val,
                                                                         const T* __restrict__ x, T* __restrict__ y,
                                                                         DotTarget dot) {
-  static_assert(W > 1 && kSplitWarps % W == 0, "W must divide the block's warps");
-  __shared__ T part[kSplitWarps][3][32];
-  const int warp = int(threadIdx.x >> 5), lane = int(threadIdx.x & 31u);
-  const int w = warp % W;
-  const Index s = Index(blockIdx.x) * (kSplitWarps / W) + Index(warp / W);
-  T y0 = T(0), y1 = T(0), y2 = T(0);
-  if (s < slices) sliced_bcsr_steps<T, 32>(slice_ptr, col, val, x, s, lane, w, W, y0, y1, y2);
-  if (w > 0) {
-    part[warp][0][lane] = y0;
-    part[warp][1][lane] = y1;
-    part[warp][2][lane] = y2;
-  }
-  __syncthreads();
-  if (w == 0 && s < slices) {
-    for (int j = 1; j < W; ++j) {
-      y0 += part[warp + j][0][lane];
-      y1 += part[warp + j][1][lane];
-      y2 += part[warp + j][2][lane];
-    }
-    sliced_bcsr_store<T, 32>(perm, s, lane, y0, y1, y2, y);
-  }
+  __shared__ BcsrSplitScratch<T> part;
+  const double mine = bcsr_split_share<T, W, Dot>(blockIdx.x, slices, slice_ptr, perm, col, val, x, y, part);
   if constexpr (Dot) {
-    Sums<1> mine = {{w == 0 && s < slices ? lane_dot(perm, s, lane, x, y0, y1, y2) : 0.0}};
     Sums<1> total;
-    if (grid_sum<1, 32 * kSplitWarps>(mine, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
+    if (grid_sum<1, 32 * kSplitWarps>(Sums<1>{{mine}}, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
   }
 }
 
 template <class T, int W, bool Dot>
 void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& dot, cudaStream_t st) {
-  constexpr int per_block = kSplitWarps / W;
-  k_bcsr_sliced_split<T, W, Dot><<<unsigned((a.slices + per_block - 1) / per_block), 32 * kSplitWarps, 0, st>>>(
+  k_bcsr_sliced_split<T, W, Dot><<<bcsr_split_shares<W>(a.slices), 32 * kSplitWarps, 0, st>>>(
       a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y, dot);
   EB_CUDA_CHECK_LAUNCH();
 }

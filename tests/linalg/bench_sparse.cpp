@@ -17,7 +17,8 @@
 // left out. EB_BENCH_SPARSE_MATRICES chooses (comma- or space-separated names; a bare number n means
 // box<n>; the older EB_BENCH_SPARSE_SIZES is read the same way); default: all of the above.
 // Benchmark names: spmv/<backend>/<format>/<fp>/<matrix>, pcg_iteration/..., pcg_iteration_sr/cuda/...
-// (the single-reduction iteration), eigen/...,
+// (the single-reduction iteration), pcg_marginal[_sr]/cuda/... (the added time of an iteration:
+// solves of 50 and 150 iterations, their difference per added one), eigen/...,
 // cusparse_csr|bsr/... (SpMV), pcg_iteration/cusparse_csr|bsr/... (our PCG on cuSPARSE's SpMV);
 // select with --benchmark_filter. Each matrix's build prints its sizes to stderr.
 //
@@ -374,6 +375,13 @@ void register_precision(const std::string& matrix) {
     add("pcg_iteration_sr/cuda/" + tail, [=](benchmark::State& s) { cuda_pcg_iteration<T>(s, matrix, f, true); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+    // The marginal iteration of both (solves of 50 and 150 iterations, the difference per added
+    // one), without the start and host reads a solve does once.
+    for (bool sr : {false, true})
+      add(std::string(sr ? "pcg_marginal_sr" : "pcg_marginal") + "/cuda/" + tail,
+          [=](benchmark::State& s) { cuda_pcg_marginal<T>(s, matrix, f, sr); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
 #endif
   }
 #if defined(EB_BENCH_CUDA)

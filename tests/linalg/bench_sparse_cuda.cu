@@ -3,7 +3,6 @@
 // calls (manual time per call).
 #include <cusparse.h>
 
-#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <vector>
@@ -247,8 +246,21 @@ struct PcgRun {
   std::size_t bytes = 0;  // compulsory bytes of the operator's arrays
   bool single_reduction = false;
   std::unique_ptr<CgSolver<T>> solver;
+  std::unique_ptr<CgSolver<T>> longer;  // pcg_marginal's second solve, made when first used
   cuda::DeviceBuffer<T> b, x;
 };
+
+// The solver of a fixed-count solve of `iterations` iterations (tolerance 0), all of them in one
+// chunk (one graph launch, or one persistent kernel, and one status read).
+template <class T>
+std::unique_ptr<CgSolver<T>> fixed_count_solver(const LinearOperator<T>& op, int iterations, bool single_reduction) {
+  CgOptions o;
+  o.single_reduction = single_reduction;
+  o.tolerance = 0;
+  o.max_iterations = iterations;
+  o.check_every = iterations;
+  return std::make_unique<CgSolver<T>>(op, o);
+}
 
 template <class T>
 PcgRun<T> make_pcg_run(std::unique_ptr<LinearOperator<T>> op, std::size_t bytes, bool single_reduction = false) {
@@ -257,12 +269,7 @@ PcgRun<T> make_pcg_run(std::unique_ptr<LinearOperator<T>> op, std::size_t bytes,
   r.op = std::move(op);
   r.bytes = bytes;
   r.single_reduction = single_reduction;
-  CgOptions o;
-  o.single_reduction = single_reduction;
-  o.tolerance = 0;
-  o.max_iterations = kPcgIterations;
-  o.check_every = kPcgIterations;
-  r.solver = std::make_unique<CgSolver<T>>(*r.op, o);
+  r.solver = fixed_count_solver(*r.op, kPcgIterations, single_reduction);
   r.b.upload(bench_vector<T>(size_t(rows), 2));
   r.x.resize(size_t(rows), "bench pcg x");
   return r;
@@ -283,7 +290,52 @@ void time_pcg(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A
   state.counters["iterations_per_solve"] = kPcgIterations;
 }
 
+// The marginal cost of an iteration: a solve of kPcgIterations iterations and one of
+// kPcgIterations + kMarginalIterations, from the same x = 0, each timed with CUDA events; the
+// benchmark's time is their difference, per added iteration through iterations_per_solve. A
+// whole-solve time per iteration (time_pcg) also charges each iteration 1/50 of what a solve does
+// once: the start (r = b - A x and the first product), the host's status reads, the copies of x;
+// at ~0.1M DOFs that is ~1.5-2 us per iteration on the H100 (PERF_NOTES.md).
+constexpr int kMarginalIterations = 100;
+
+template <class T>
+void time_pcg_marginal(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A) {
+  if (!p.longer) p.longer = fixed_count_solver(*p.op, kPcgIterations + kMarginalIterations, p.single_reduction);
+  CgSolver<T>& longer = *p.longer;
+  auto solve = [&](CgSolver<T>& solver, int expect) {
+    EB_CUDA_CHECK(cudaMemsetAsync(p.x.data(), 0, p.x.bytes(), nullptr));
+    const CgResult r = solver.solve(p.b.data(), p.x.data());
+    if (r.iterations != expect) throw RuntimeFailure("PCG stopped early: " + to_string(r.status));
+  };
+  solve(*p.solver, kPcgIterations);  // warm-up (first touch, graph capture)
+  solve(longer, kPcgIterations + kMarginalIterations);
+  double total = 0;
+  for (auto _ : state) {
+    const double t_short = time_batch(nullptr, 1, [&] { solve(*p.solver, kPcgIterations); });
+    const double t_long = time_batch(nullptr, 1, [&] { solve(longer, kPcgIterations + kMarginalIterations); });
+    total += t_long - t_short;
+    state.SetIterationTime(t_long - t_short);
+  }
+  const double bytes = kMarginalIterations * pcg_iteration_bytes<T>(p.bytes, A.rows, p.single_reduction);
+  set_counters(state, bytes, kMarginalIterations * pcg_vector_flops(p.single_reduction) * A.rows, A.rows, A.nnz());
+  state.counters["triad_GBps"] = triad_gbps(int(sizeof(T)));
+  state.counters["of_triad"] = bytes * 1e-9 * double(state.iterations()) / total / triad_gbps(int(sizeof(T)));
+  state.SetItemsProcessed(state.iterations() * kMarginalIterations);
+  state.counters["iterations_per_solve"] = kMarginalIterations;
+}
+
 }  // namespace
+
+template <class T>
+void cuda_pcg_marginal(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction) {
+  if (skip_without_device(state)) return;
+  const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
+  auto& p = device_cache().get<PcgRun<T>>(matrix + to_string(f) + fp<T>() + (single_reduction ? "pcg_sr" : "pcg"), [&] {
+    DeviceSpmv<T> d = prepare_spmv<T>(matrix, f);
+    return make_pcg_run<T>(std::move(d.op), d.bytes, single_reduction);
+  });
+  time_pcg_marginal(state, p, A);
+}
 
 template <class T>
 void cuda_spmv(benchmark::State& state, const std::string& matrix, Format f, int warps) {
@@ -335,6 +387,8 @@ template void cuda_spmv<float>(benchmark::State&, const std::string&, Format, in
 template void cuda_spmv<double>(benchmark::State&, const std::string&, Format, int);
 template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format, bool);
 template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format, bool);
+template void cuda_pcg_marginal<float>(benchmark::State&, const std::string&, Format, bool);
+template void cuda_pcg_marginal<double>(benchmark::State&, const std::string&, Format, bool);
 template void cusparse_pcg_iteration<float>(benchmark::State&, const std::string&, bool);
 template void cusparse_pcg_iteration<double>(benchmark::State&, const std::string&, bool);
 template void cusparse_spmv<float>(benchmark::State&, const std::string&, bool);

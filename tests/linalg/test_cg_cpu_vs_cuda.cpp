@@ -4,8 +4,9 @@
 // by the iteration to ~1e-12 over 40 steps; tolerance 1e-9). With every format's device operator
 // captured in the graph. And the device engine's own knobs change nothing: graph or direct
 // launches and any check_every give bit-identical results (the reductions are deterministic).
-// The single reduction runs with its reductions finished by each kernel's last block and with
-// them summed by the next kernel (EB_CG_SR_REDUCTION), both checked here.
+// The single reduction runs with its reductions finished by each kernel's last block, with them
+// summed by the next kernel, and as one persistent kernel per chunk (EB_CG_SR_REDUCTION), all
+// checked here; the persistent kernel must give the next-kernel engine's bits.
 #include <cstring>
 
 #include "meshes/errors.h"
@@ -47,9 +48,10 @@ class CgDeviceVsHost : public ::testing::TestWithParam<Format> {};
 TEST_P(CgDeviceVsHost, SameHistoryAndIterate) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("box6");
-  for (const char* sr_mode : {"", "last-block", "next-kernel"})
+  for (const char* sr_mode : {"", "last-block", "next-kernel", "persistent"})
   for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) {
     const bool sr = *sr_mode != '\0';
+    if (std::string(sr_mode) == "persistent" && GetParam() != Format::Bcsr) continue;  // BCSR only
     EnvGuard mode("EB_CG_SR_REDUCTION", sr_mode);
     const auto host = make_matrix_operator(P.A, GetParam(), Location::Host);
     const auto dev = make_matrix_operator(P.A, GetParam(), Location::Device);
@@ -99,7 +101,8 @@ TEST_P(CgDeviceModes, LaunchModesAreBitIdentical) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Iterations, CgDeviceModes, ::testing::Values("standard", "last-block", "next-kernel"),
+INSTANTIATE_TEST_SUITE_P(Iterations, CgDeviceModes,
+                         ::testing::Values("standard", "last-block", "next-kernel", "persistent"),
                          [](const auto& i) {
                            std::string n = i.param == "standard" ? i.param : "single_reduction_" + i.param;
                            for (char& c : n) c = c == '-' ? '_' : c;
@@ -183,6 +186,102 @@ TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
               r[1].result.iterations);
   EXPECT_LE(std::abs(r[1].result.iterations - r[0].result.iterations), 1);
   EXPECT_LE(relative_error(r[1].x, r[0].x), 1e-6);
+}
+
+// The persistent kernel runs the next-kernel engine's blocks and shares (cg_cuda.cu), so its
+// iterates, residual histories and stops are those bits exactly: for each split of a slice among
+// warps (its three instantiations), with as many resident blocks as fit and with one per SM (each
+// block then runs several update blocks and product shares), for fixed counts whose chunks end
+// inside the count (75 iterations at check_every 1, 7 and 64) and for a stop at a tolerance.
+template <class T>
+struct SolvedT {
+  CgResult result;
+  std::vector<T> x;
+};
+
+template <class T>
+bool same_bits(const SolvedT<T>& a, const SolvedT<T>& b) {
+  return a.result.iterations == b.result.iterations && a.result.status == b.result.status &&
+         a.result.residuals == b.result.residuals && 0 == std::memcmp(a.x.data(), b.x.data(), a.x.size() * sizeof(T));
+}
+
+template <class T>
+void check_persistent_bits() {
+  const char* name = problem("raptor").available() ? "raptor" : "box6";
+  const AssembledMatrix<T> A = cast_values<T>(problem(name).A);
+  const std::vector<T> b(problem(name).b.begin(), problem(name).b.end());
+  auto solve = [&](const LinearOperator<T>& op, const CgOptions& o, const char* mode) {
+    EnvGuard guard("EB_CG_SR_REDUCTION", mode);
+    SolvedT<T> r;
+    r.x.assign(b.size(), T(0));
+    r.result = cg_solve_from_host(op, b, r.x, o);
+    return r;
+  };
+  const char* fp = sizeof(T) == 4 ? "fp32" : "fp64";
+  for (int w : {2, 4, 8}) {
+    SlicedBcsr<T> sliced = make_sliced_bcsr(to_bcsr(A));
+    sliced.warps_per_slice = w;
+    const auto dev = make_sliced_bcsr_operator(sliced, Location::Device);
+    for (const char* per_sm : {"", "1"}) {
+      EnvGuard cap("EB_CG_PERSISTENT_BLOCKS_PER_SM", per_sm);
+      for (int check_every : {1, 7, 64}) {
+        CgOptions o = fixed(75, Preconditioner::Jacobi, true);
+        o.check_every = check_every;
+        const SolvedT<T> next = solve(*dev, o, "next-kernel"), persistent = solve(*dev, o, "persistent");
+        ASSERT_EQ(next.result.iterations, 75);
+        EXPECT_TRUE(same_bits(next, persistent))
+            << fp << " " << name << " w" << w << " blocks per SM '" << per_sm << "' check_every " << check_every
+            << ": " << persistent.result.iterations << " iterations";
+      }
+      CgOptions o;
+      o.single_reduction = true;
+      o.tolerance = sizeof(T) == 4 ? 1e-4 : 1e-6;
+      o.max_iterations = 20000;
+      o.check_every = 16;
+      const SolvedT<T> next = solve(*dev, o, "next-kernel"), persistent = solve(*dev, o, "persistent");
+      ASSERT_TRUE(next.result.converged());
+      std::printf("[ measured ] %s %s w%d blocks per SM '%s': tolerance %.0e in %d iterations (next-kernel), %d "
+                  "(persistent)\n",
+                  fp, name, w, per_sm, o.tolerance, next.result.iterations, persistent.result.iterations);
+      EXPECT_TRUE(same_bits(next, persistent)) << fp << " " << name << " w" << w << " blocks per SM '" << per_sm << "'";
+    }
+  }
+}
+
+TEST(CgDevice, SingleReductionPersistentMatchesNextKernelBitForBit) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  check_persistent_bits<double>();
+  check_persistent_bits<float>();
+}
+
+// Asking for the persistent kernel with an operator it cannot run (its product is the split device
+// BCSR's) is refused, naming the operator; so is a malformed cap on its resident blocks.
+TEST(CgDevice, PersistentModeRefusesWhatItCannotRun) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("box6");
+  const CgOptions o = fixed(5, Preconditioner::Jacobi, true);
+  {
+    const auto csr = make_matrix_operator(P.A, Format::Csr, Location::Device);
+    EnvGuard mode("EB_CG_SR_REDUCTION", "persistent");
+    try {
+      CgSolver<double> solver(*csr, o);
+      FAIL() << "the persistent mode was accepted for " << csr->name();
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(csr->name()), std::string::npos) << e.what();
+    }
+  }
+  const auto bcsr = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
+  for (const char* bad : {"0", "four", "3x"}) {
+    EnvGuard cap("EB_CG_PERSISTENT_BLOCKS_PER_SM", bad);
+    try {
+      CgSolver<double> solver(*bcsr, o);
+      FAIL() << "EB_CG_PERSISTENT_BLOCKS_PER_SM=" << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("EB_CG_PERSISTENT_BLOCKS_PER_SM='") + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // A value of the knob that names no mode is refused when the solver is made, naming it.
