@@ -69,7 +69,7 @@ def collect(results_dir):
             parts = name.split("/")
             if parts[0] == "pcg_iteration" and parts[1].startswith("cusparse_"):
                 key = ("pcg_iteration", "cusparse", parts[1][len("cusparse_"):], parts[2], parts[3])
-            elif parts[0] in ("spmv", "pcg_iteration", "pcg_iteration_sr"):
+            elif parts[0] in ("spmv", "pcg_iteration", "pcg_iteration_sr", "pcg_marginal", "pcg_marginal_sr"):
                 key = (parts[0], parts[1], parts[2], parts[3], parts[4])
             elif parts[0].startswith("cusparse_"):
                 key = ("spmv", "cusparse", parts[0][len("cusparse_"):], parts[1], parts[2])
@@ -121,7 +121,7 @@ def build(results_dir, figures_dir):
 
     header = ["matrix", "fp", "DOFs", "BCSR (cv)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
               "BCSR speed-up", "PCG iteration", "PCG / compulsory time", "single-reduction PCG iteration",
-              "SR / compulsory time"]
+              "SR / compulsory time", "SR iteration, marginal", "marginal / compulsory time"]
     rows = []
     for m in matrices:
         for prec in ("fp32", "fp64"):
@@ -136,7 +136,7 @@ def build(results_dir, figures_dir):
             for peer in ("csr", "bsr"):
                 c = get("spmv", "cusparse", peer, prec, m).get("median")
                 row += [fmt_time(time_us(c)), f"{time_us(c) / time_us(b):.2f}x"] if c else [NOT_RUN, NOT_RUN]
-            for kind in ("pcg_iteration", "pcg_iteration_sr"):
+            for kind in ("pcg_iteration", "pcg_iteration_sr", "pcg_marginal_sr"):
                 p = get(kind, "cuda", "bcsr", prec, m).get("median")
                 if p:
                     per_iter = time_us(p) / p.get("iterations_per_solve", 1)
@@ -152,8 +152,12 @@ def build(results_dir, figures_dir):
             "dot fused into the BCSR product, two kernels per iteration instead of four) is timed against its "
             "own compulsory bytes, the SpMV plus 11 vector passes (`SR / compulsory time`); where its partial "
             "sums are few (~0.1M DOFs) the next kernel adds them instead of each kernel's last block "
-            "(solvers/linalg/cg_cuda.cu, EB_CG_SR_REDUCTION). The columns compare runs of the same process "
-            "only where their files are the same run; the newest file of each benchmark is shown.", "",
+            "(solvers/linalg/cg_cuda.cu, EB_CG_SR_REDUCTION). Those two columns divide a 50-iteration solve "
+            "from x = 0 by 50, so each iteration also carries 1/50 of the start (r = b - Ax and a product), "
+            "the host's status reads and the copies; `SR iteration, marginal` is the time an iteration adds "
+            "(solves of 50 and 150 iterations, the difference per added one: `pcg_marginal_sr`), against the "
+            "same compulsory bytes. The columns compare runs of the same process only where their files are "
+            "the same run; the newest file of each benchmark is shown.", "",
             md_table(header, rows), ""]
 
     header = ["matrix", "fp", "ours (BCSR)", "on cuSPARSE CSR", "speed-up", "on cuSPARSE BSR", "speed-up"]

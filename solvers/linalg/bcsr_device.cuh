@@ -8,6 +8,22 @@
 
 namespace eb::linalg {
 
+// Programmatic dependent launch (sm_90): a kernel launched with the programmatic-serialization
+// attribute may start before the kernel it follows has finished; pdl_wait() blocks until that one
+// has completed and its writes are visible (at once for a kernel launched normally), and
+// pdl_launch_dependents() lets the kernel after this one start early in turn. A kernel calls the
+// second only after the first, so that no kernel runs beside one two launches before it.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 // x . y over one lane's block row (0 for an empty lane), for the products that fuse the dot.
 template <class T>
 __device__ double bcsr_lane_dot(const Index* __restrict__ perm, Index s, int lane, const T* __restrict__ x, T y0,

@@ -125,17 +125,21 @@ template <class T>
 __global__ void __launch_bounds__(kThreads)
     k_sr_update_next(Offset n, const T* w, const T* dinv, T* p, T* sv, T* x, T* r, T* u, const CgScalars* in,
                      CgScalars* out, const double* pu_in, double* pu_out, unsigned nu, const double* pd, unsigned nd,
-                     double* history) {
+                     double* history, bool trigger_late) {
+  // The state and p, s, x, r are the previous update's (complete before the product that precedes
+  // this kernel passed its own pdl_wait()), so they are read while the product may still drain.
   CgScalars st = *in;
   const bool was_running = st.status == cg_detail::kRunning;
   // This thread's first entries are loaded into L1 while the partial sums are read (from L2) and
   // reduced: the pass needs the scalars, its loads do not.
-  if (const Offset i = Offset(blockIdx.x) * blockDim.x + threadIdx.x; was_running && i < n) {
-    auto prefetch = [i](const T* a) {
-      if (a) asm volatile("prefetch.global.L1 [%0];" ::"l"(a + i));
-    };
-    prefetch(w), prefetch(dinv), prefetch(p), prefetch(sv), prefetch(x), prefetch(r);
-  }
+  const Offset first_i = Offset(blockIdx.x) * blockDim.x + threadIdx.x;
+  auto prefetch = [first_i](const T* a) {
+    if (a) asm volatile("prefetch.global.L1 [%0];" ::"l"(a + first_i));
+  };
+  if (was_running && first_i < n) prefetch(dinv), prefetch(p), prefetch(sv), prefetch(x), prefetch(r);
+  pdl_wait();  // the product's w and partial sums (at once when launched normally)
+  if (was_running && first_i < n) prefetch(w);
+  if (!trigger_late) pdl_launch_dependents();
   double alpha_d = 0, beta_d = 0;
   if (was_running) {
     // Every block sums the same partials: the same totals, so the same branches in all blocks.
@@ -156,6 +160,7 @@ __global__ void __launch_bounds__(kThreads)
   const T alpha = T(alpha_d), beta = T(beta_d);
   Sums<2> m = {{0, 0}};
   EB_GRID_LOOP(i, n) cg_sr_update_entry(i, first, alpha, beta, w, dinv, p, sv, x, r, u, m.v[0], m.v[1]);
+  if (trigger_late) pdl_launch_dependents();
   Sums<2> unused;
   cg_grid_sum(m, pu_out, nullptr, unused);
 }
@@ -303,6 +308,24 @@ __global__ void __launch_bounds__(kThreads) k_jacobi_inverse(Offset n, const T* 
 // fixes the choice (tests, same-run A/B timing); unset, the partials a solve reads decide.
 enum class SrReduction { LastBlock, NextKernel, Persistent };
 
+// Whether the next-kernel single reduction launches its kernels as programmatic dependents, and
+// when each lets the next one start: early (once it has waited) or late (once its blocks have done
+// their pass). EB_CG_PDL=0, early or late fixes it (A/B runs); unset: late in fp32, off in fp64.
+// Measured on the H100 at ~0.1M unknowns (PERF_NOTES.md, marginal iteration): fp32 late 10.0 us
+// against 11.4-11.6 off and 10.8-11.2 early; fp64 off 19.4-22.0 us, late 20.2-22.1, early 20.4-23.4
+// (early lets the product's blocks wait beside the update's, which in fp64 leaves the product
+// fewer SMs' room).
+constexpr int kPdlOff = 0, kPdlEarly = 1, kPdlLate = 2;
+int programmatic_launch_mode(std::size_t value_bytes) {
+  const char* e = std::getenv("EB_CG_PDL");
+  if (!e || !*e) return value_bytes == 4 ? kPdlLate : kPdlOff;
+  const std::string v(e);
+  if (v == "early") return kPdlEarly;
+  if (v == "late") return kPdlLate;
+  if (v == "0") return kPdlOff;
+  throw InputError("EB_CG_PDL='" + v + "': expected 0, early or late (or unset)");
+}
+
 SrReduction sr_reduction_mode(unsigned grid, unsigned nd, bool persistent_ok, const std::string& op_name) {
   constexpr double kMaxPartialBytes = 8e6;  // per iteration, summed over the update's blocks
   if (const char* e = std::getenv("EB_CG_SR_REDUCTION"); e && *e) {
@@ -417,7 +440,8 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   void apply_dot_u() {
     if (next_kernel_) {  // partial sums only: the next update adds them
       if (fused_dot_) {
-        A_.apply_dot(u(), w_.data(), DotTarget{pd_.data(), nullptr, nullptr}, stream_);
+        A_.apply_dot(u(), w_.data(), DotTarget{pd_.data(), nullptr, nullptr, pdl_ != kPdlOff, pdl_ == kPdlLate},
+                     stream_);
         return;
       }
       A_.apply(u(), w_.data(), stream_);
@@ -439,11 +463,21 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     if (next_kernel_) {
       const size_t slot = size_t(grid_) * 2;
       CgScalars* state = sr_state_.data();
-      k_sr_update_next<T><<<grid_, kThreads, 0, stream_>>>(
-          n_, w_.data(), dinv(), p_.data(), s_vec_.data(), x_.data(), r_.data(), u(), state + parity_,
-          state + (1 - parity_), pu_.data() + parity_ * slot, pu_.data() + (1 - parity_) * slot, grid_, pd_.data(),
-          nd_, history_.data());
-      EB_CUDA_CHECK_LAUNCH();
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(grid_);
+      config.blockDim = dim3(kThreads);
+      config.stream = stream_;
+      cudaLaunchAttribute attribute[1];
+      attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attribute[0].val.programmaticStreamSerializationAllowed = 1;
+      config.attrs = attribute;
+      config.numAttrs = pdl_ != kPdlOff ? 1 : 0;
+      EB_CUDA_CHECK(cudaLaunchKernelEx(
+          &config, k_sr_update_next<T>, Offset(n_), static_cast<const T*>(w_.data()), dinv(), p_.data(),
+          s_vec_.data(), x_.data(), r_.data(), u(), static_cast<const CgScalars*>(state + parity_),
+          state + (1 - parity_), static_cast<const double*>(pu_.data() + parity_ * slot),
+          pu_.data() + (1 - parity_) * slot, grid_, static_cast<const double*>(pd_.data()), nd_, history_.data(),
+          pdl_ == kPdlLate));
       parity_ = 1 - parity_;
       return;
     }
@@ -471,7 +505,17 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     EB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     // Grid-stride vector kernels: one resident wave (8 blocks of 256 threads fill an SM's 2048
     // threads), never more blocks than 256-entry chunks. Fixed per solver: the reduction order is too.
-    grid_ = unsigned(std::clamp<Offset>((Offset(n_) + kThreads - 1) / kThreads, 1, Offset(8) * sms));
+    // EB_CG_ENTRIES_PER_THREAD=k (A/B runs) gives each thread k entries' worth of blocks instead.
+    Offset per_thread = 1;
+    if (const char* e = std::getenv("EB_CG_ENTRIES_PER_THREAD"); e && *e) {
+      char* end = nullptr;
+      const long v = std::strtol(e, &end, 10);
+      if (*end != '\0' || v < 1)
+        throw InputError(std::string("EB_CG_ENTRIES_PER_THREAD='") + e + "': expected a positive integer");
+      per_thread = v;
+    }
+    grid_ = unsigned(std::clamp<Offset>((Offset(n_) + kThreads * per_thread - 1) / (kThreads * per_thread), 1,
+                                        Offset(8) * sms));
     if (o_.single_reduction) {
       s_vec_.resize(n, "CG s");
       w_.resize(n, "CG w");
@@ -482,6 +526,13 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
       const SrReduction mode = sr_reduction_mode(grid_, nd_, persistent_ok, A_.name());
       next_kernel_ = mode != SrReduction::LastBlock;
       persistent_ = mode == SrReduction::Persistent;
+      if (next_kernel_ && !std::getenv("EB_CG_ENTRIES_PER_THREAD")) {
+        // Two entries per thread: half as many update blocks, each reading half as many update
+        // partial sums (box80: 210 blocks x 979 doubles instead of 419 x 1,397); measured on the
+        // H100 at ~0.1M unknowns: 1.1-1.6 us less per iteration (PERF_NOTES.md), 4 and 8 slower.
+        grid_ = unsigned(std::clamp<Offset>((Offset(n_) + 2 * kThreads - 1) / (2 * kThreads), 1, Offset(8) * sms));
+      }
+      pdl_ = next_kernel_ && !persistent_ ? programmatic_launch_mode(sizeof(T)) : kPdlOff;
       if (next_kernel_) {
         sr_state_.resize(2, "CG single-reduction states");
         pu_.resize(size_t(grid_) * 2 * 2, "CG update partial sums");
@@ -620,6 +671,9 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
   // Single reduction with its reductions summed by the next kernel (k_sr_update_next): two state
   // slots, the update's partial sums per slot, the product's dot partials (nd_ of them).
   bool next_kernel_ = false, chunk_even_ = false;
+  // Next kernel: the update and the fused product launched as programmatic dependents of the kernel
+  // before them (bcsr_device.cuh pdl_wait), each starting while the other drains.
+  int pdl_ = kPdlOff;
   // Single reduction in one persistent kernel per chunk (k_sr_persistent; solve() only: enqueue(),
   // which a caller may capture in its own graph, keeps the next-kernel launches, the same bits).
   bool persistent_ = false;

@@ -30,10 +30,18 @@ using StreamHandle = void*;  // cudaStream_t for device operators; host operator
 // fused_dot_blocks() doubles, `ticket` is 0 on entry and left 0, `result` receives the sum.
 // A null ticket leaves only the per-block partial sums, for a later kernel to add in block order
 // (grid_reduce.cuh sum_partials; the single-reduction CG at small sizes).
+// `programmatic`: the product may be launched as a programmatic dependent of the kernel before it
+// on the stream (CUDA programmatic dependent launch: its blocks start while that kernel drains and
+// wait for it before reading x); it then lets the next kernel do the same. A hint: operators that
+// cannot simply launch normally. `trigger_late`: the next kernel may start only once this one's
+// blocks have done their products (not as soon as they have waited), so that its blocks do not take
+// the SMs' room from this one's.
 struct DotTarget {
   double* partials = nullptr;
   unsigned* ticket = nullptr;
   double* result = nullptr;
+  bool programmatic = false;
+  bool trigger_late = false;
 };
 
 template <class T>

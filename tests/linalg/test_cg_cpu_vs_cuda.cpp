@@ -145,6 +145,8 @@ TEST(CgDevice, SingleReductionAgreesWithStandard) {
 // that cross the chunk boundaries at odd and even check_every, and with a stop inside a chunk.
 TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
+  // The same blocks in both (the next-kernel engine otherwise takes two entries per thread).
+  EnvGuard same_blocks("EB_CG_ENTRIES_PER_THREAD", "1");
   const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
   for (Format f : {Format::Bcsr, Format::Csr})
     for (int check_every : {1, 7, 64}) {
@@ -280,6 +282,57 @@ TEST(CgDevice, PersistentModeRefusesWhatItCannotRun) {
       EXPECT_NE(std::string(e.what()).find(std::string("EB_CG_PERSISTENT_BLOCKS_PER_SM='") + bad + "'"),
                 std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// The next-kernel single reduction's kernels launched as programmatic dependents (EB_CG_PDL=early
+// or late) or normally: the same work in the same order, so the same bits, with and without the
+// graph and across chunk boundaries (BCSR, whose product takes part; CSR, whose product does not).
+TEST(CgDevice, ProgrammaticLaunchChangesNoBit) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
+  EnvGuard mode("EB_CG_SR_REDUCTION", "next-kernel");
+  for (Format f : {Format::Bcsr, Format::Csr}) {
+    const auto dev = make_matrix_operator(P.A, f, Location::Device);
+    for (bool graph : {true, false})
+      for (int check_every : {1, 7, 64}) {
+        CgOptions o = fixed(75, Preconditioner::Jacobi, true);
+        o.use_graph = graph;
+        o.check_every = check_every;
+        const char* modes[] = {"0", "early", "late"};
+        Solved r[3];
+        for (int k = 0; k < 3; ++k) {
+          EnvGuard knob("EB_CG_PDL", modes[k]);
+          r[k] = run(*dev, P.b, o);
+        }
+        ASSERT_EQ(r[0].result.iterations, 75);
+        for (int k = 1; k < 3; ++k) {
+          EXPECT_EQ(r[k].result.iterations, 75);
+          EXPECT_EQ(r[k].result.residuals, r[0].result.residuals)
+              << modes[k] << ", " << to_string(f) << " graph " << graph << " check_every " << check_every;
+          EXPECT_EQ(0, std::memcmp(r[k].x.data(), r[0].x.data(), r[0].x.size() * sizeof(double)))
+              << modes[k] << ", " << to_string(f) << " graph " << graph << " check_every " << check_every;
+        }
+      }
+  }
+}
+
+// The engine's tuning knobs refuse values that name nothing, naming the knob and the value.
+TEST(CgDevice, MalformedTuningKnobsAreRefused) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("box6");
+  const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
+  const CgOptions o = fixed(5, Preconditioner::Jacobi, true);
+  for (const auto& [knob, bad] : {std::pair<const char*, const char*>{"EB_CG_PDL", "1"},
+                                  {"EB_CG_ENTRIES_PER_THREAD", "0"},
+                                  {"EB_CG_ENTRIES_PER_THREAD", "2x"}}) {
+    EnvGuard guard(knob, bad);
+    try {
+      CgSolver<double> solver(*dev, o);
+      ADD_FAILURE() << knob << "=" << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(knob) + "='" + bad + "'"), std::string::npos) << e.what();
     }
   }
 }

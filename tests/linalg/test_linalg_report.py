@@ -43,6 +43,7 @@ with tempfile.TemporaryDirectory() as d:
            entry("cusparse_bsr/fp64/box10", "median", 0.25, unit="ms"),
            entry("pcg_iteration/cuda/bcsr/fp64/box10", "median", 5000.0, iterations_per_solve=50, of_triad=0.8),
            entry("pcg_iteration_sr/cuda/bcsr/fp64/box10", "median", 4000.0, iterations_per_solve=50, of_triad=0.9),
+           entry("pcg_marginal_sr/cuda/bcsr/fp64/box10", "median", 7000.0, iterations_per_solve=100, of_triad=0.95),
            entry("spmv/cuda/csr/fp64/box10", "median", 999.0, of_triad=0.5)]  # cut off below
     with open(os.path.join(d, "bench_sparse_a.json"), "w") as f:
         f.write(file_text(box, cut=True))
@@ -58,7 +59,7 @@ with tempfile.TemporaryDirectory() as d:
                           date="2026-11-25T06:00:00+00:00"))
 
     read = linalg.read_benchmarks(os.path.join(d, "bench_sparse_a.json"))
-    check(len(read) == 6, f"truncated file: {len(read)} complete entries read, expected 6")
+    check(len(read) == 7, f"truncated file: {len(read)} complete entries read, expected 7")
     md = linalg.build(d, os.path.join(d, "figs"))
     row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 3,000 |")), None)
     check(row is not None, "no BCSR row for box10 fp64:\n" + md)
@@ -70,6 +71,7 @@ with tempfile.TemporaryDirectory() as d:
         check(cells[7] == "250.0 us" and cells[8] == "2.50x", f"cuSPARSE BSR in ms converted: {cells[7:9]}")
         check(cells[9] == "100.0 us" and cells[10] == "1.25x", f"PCG per iteration and ratio: {cells[9:11]}")
         check(cells[11] == "80.0 us" and cells[12] == "1.11x", f"single-reduction PCG and ratio: {cells[11:13]}")
+        check(cells[13] == "70.0 us" and cells[14] == "1.05x", f"marginal iteration and ratio: {cells[13:15]}")
     fmt_row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 100.0 us (0.90)")), "")
     check("not run" in fmt_row, "the cut-off CSR benchmark is shown as not run: " + fmt_row)
     check("| box10 | fp64 | not run | not run | 2.00 ms |" in md, "Eigen row from the second file")
