@@ -531,6 +531,7 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
         // partial sums (box80: 210 blocks x 979 doubles instead of 419 x 1,397); measured on the
         // H100 at ~0.1M unknowns: 1.1-1.6 us less per iteration (PERF_NOTES.md), 4 and 8 slower.
         grid_ = unsigned(std::clamp<Offset>((Offset(n_) + 2 * kThreads - 1) / (2 * kThreads), 1, Offset(8) * sms));
+        if (!fused_dot_) nd_ = grid_;  // k_dot_partials runs on the vector grid
       }
       pdl_ = next_kernel_ && !persistent_ ? programmatic_launch_mode(sizeof(T)) : kPdlOff;
       if (next_kernel_) {
@@ -538,6 +539,10 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
         pu_.resize(size_t(grid_) * 2 * 2, "CG update partial sums");
         pu_.fill_zero();  // read (not used) by the first update after a start
         pd_.resize(nd_, "CG product-dot partial sums");
+        // Every entry is written by each product before the update reads it: NaN (all bits set)
+        // until then, so that a partial sum read but never written shows as a NaN stop, not as a
+        // silently wrong delta.
+        EB_CUDA_CHECK(cudaMemset(pd_.data(), 0xff, pd_.bytes()));
         chunk_even_ = true;
       }
     }
