@@ -21,6 +21,7 @@
 #include "meshes/errors.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/pdl.cuh"
 #include "solvers/hexmg/hexmg_simulation.h"
 
 namespace eb::hexmg {
@@ -65,8 +66,8 @@ constexpr int kGsWarps = 13;   // Gauss-Seidel: 13 warps x 32 lanes per 32 verti
 // coarsest CG copies its matrix to shared memory and to its global overflow scratch there. The
 // coarsest CG used to do so unconditionally, which raced with the assembly on a one-level
 // hierarchy (issue 9: 8 runs, 8 different results). Without the attribute both are no-ops.
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+using cuda::pdl_launch_dependents;  // solvers/common/pdl.cuh
+using cuda::pdl_wait;
 __device__ __forceinline__ void pdl_enter() {
   pdl_wait();
   pdl_launch_dependents();
@@ -1077,17 +1078,7 @@ class HexmgCuda final : public HexmgSimulation {
   // stream serialization attribute (see pdl_wait in the kernels).
   template <class... KArgs, class... Args>
   void launch(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t smem, Args&&... args) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream_;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl_ ? 1 : 0;
-    EB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+    cuda::launch_kernel(pdl_, kernel, dim3(grid), dim3(block), smem, stream_, std::forward<Args>(args)...);
     last_ = LastLaunch{};  // the launchers that write a matrix or run the coarsest CG say so after this
   }
 

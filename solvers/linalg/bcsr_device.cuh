@@ -3,26 +3,17 @@
 // product kernels of spmv_cuda.cu launch one block per share, and the persistent single-reduction
 // CG (cg_cuda.cu) runs the same shares inside its own kernel, so that both compute the same bits
 // (the same lanes' sums, the same warp order, the same block reduction of the fused dot).
+#include "solvers/common/pdl.cuh"
 #include "solvers/linalg/grid_reduce.cuh"
 #include "solvers/linalg/spmv_rows.h"
 
 namespace eb::linalg {
 
-// Programmatic dependent launch (sm_90): a kernel launched with the programmatic-serialization
-// attribute may start before the kernel it follows has finished; pdl_wait() blocks until that one
-// has completed and its writes are visible (at once for a kernel launched normally), and
-// pdl_launch_dependents() lets the kernel after this one start early in turn. A kernel calls the
-// second only after the first, so that no kernel runs beside one two launches before it.
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
+// Programmatic dependent launch (solvers/common/pdl.cuh). The kernels here call
+// pdl_launch_dependents() only after pdl_wait(), so that no kernel runs beside one two launches
+// before it.
+using cuda::pdl_launch_dependents;
+using cuda::pdl_wait;
 
 // x . y over one lane's block row (0 for an empty lane), for the products that fuse the dot.
 template <class T>

@@ -463,21 +463,13 @@ class DeviceCgEngine final : public CgSolver<T>::Engine {
     if (next_kernel_) {
       const size_t slot = size_t(grid_) * 2;
       CgScalars* state = sr_state_.data();
-      cudaLaunchConfig_t config = {};
-      config.gridDim = dim3(grid_);
-      config.blockDim = dim3(kThreads);
-      config.stream = stream_;
-      cudaLaunchAttribute attribute[1];
-      attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attribute[0].val.programmaticStreamSerializationAllowed = 1;
-      config.attrs = attribute;
-      config.numAttrs = pdl_ != kPdlOff ? 1 : 0;
-      EB_CUDA_CHECK(cudaLaunchKernelEx(
-          &config, k_sr_update_next<T>, Offset(n_), static_cast<const T*>(w_.data()), dinv(), p_.data(),
+      cuda::launch_kernel(
+          pdl_ != kPdlOff, k_sr_update_next<T>, dim3(grid_), dim3(kThreads), 0, stream_, Offset(n_),
+          static_cast<const T*>(w_.data()), dinv(), p_.data(),
           s_vec_.data(), x_.data(), r_.data(), u(), static_cast<const CgScalars*>(state + parity_),
           state + (1 - parity_), static_cast<const double*>(pu_.data() + parity_ * slot),
           pu_.data() + (1 - parity_) * slot, grid_, static_cast<const double*>(pd_.data()), nd_, history_.data(),
-          pdl_ == kPdlLate));
+          pdl_ == kPdlLate);
       parity_ = 1 - parity_;
       return;
     }

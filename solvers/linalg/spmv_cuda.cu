@@ -129,25 +129,10 @@ __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index sl
 
 template <class T, int W, bool Dot>
 void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& dot, cudaStream_t st) {
-  if (Dot && dot.programmatic) {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(bcsr_split_shares<W>(a.slices));
-    config.blockDim = dim3(32 * kSplitWarps);
-    config.stream = st;
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    EB_CUDA_CHECK(cudaLaunchKernelEx(&config, k_bcsr_sliced_split<T, W, Dot>, a.slices,
-                                     static_cast<const Offset*>(a.slice_ptr.data()),
-                                     static_cast<const Index*>(a.perm.data()), static_cast<const Index*>(a.col.data()),
-                                     static_cast<const T*>(a.val.data()), x, y, dot));
-    return;
-  }
-  k_bcsr_sliced_split<T, W, Dot><<<bcsr_split_shares<W>(a.slices), 32 * kSplitWarps, 0, st>>>(
-      a.slices, a.slice_ptr.data(), a.perm.data(), a.col.data(), a.val.data(), x, y, dot);
-  EB_CUDA_CHECK_LAUNCH();
+  cuda::launch_kernel(Dot && dot.programmatic, k_bcsr_sliced_split<T, W, Dot>, dim3(bcsr_split_shares<W>(a.slices)),
+                      dim3(32 * kSplitWarps), 0, st, a.slices, static_cast<const Offset*>(a.slice_ptr.data()),
+                      static_cast<const Index*>(a.perm.data()), static_cast<const Index*>(a.col.data()),
+                      static_cast<const T*>(a.val.data()), x, y, dot);
 }
 
 // Thread blocks of the BCSR product: the partial sums its fused dot needs.
