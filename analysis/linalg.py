@@ -69,7 +69,8 @@ def collect(results_dir):
             parts = name.split("/")
             if parts[0] == "pcg_iteration" and parts[1].startswith("cusparse_"):
                 key = ("pcg_iteration", "cusparse", parts[1][len("cusparse_"):], parts[2], parts[3])
-            elif parts[0] in ("spmv", "pcg_iteration", "pcg_iteration_sr", "pcg_marginal", "pcg_marginal_sr"):
+            elif parts[0] in ("spmv", "pcg_iteration", "pcg_iteration_sr", "pcg_marginal", "pcg_marginal_sr",
+                              "pcg_marginal_sr_l2"):
                 key = (parts[0], parts[1], parts[2], parts[3], parts[4])
             elif parts[0].startswith("cusparse_"):
                 key = ("spmv", "cusparse", parts[0][len("cusparse_"):], parts[1], parts[2])
@@ -121,7 +122,8 @@ def build(results_dir, figures_dir):
 
     header = ["matrix", "fp", "DOFs", "BCSR (cv)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
               "BCSR speed-up", "PCG iteration", "PCG / compulsory time", "single-reduction PCG iteration",
-              "SR / compulsory time", "SR iteration, marginal", "marginal / compulsory time"]
+              "SR / compulsory time", "SR iteration, marginal", "marginal / compulsory time",
+              "SR marginal, values kept in L2", "L2 / compulsory time"]
     rows = []
     for m in matrices:
         for prec in ("fp32", "fp64"):
@@ -136,7 +138,7 @@ def build(results_dir, figures_dir):
             for peer in ("csr", "bsr"):
                 c = get("spmv", "cusparse", peer, prec, m).get("median")
                 row += [fmt_time(time_us(c)), f"{time_us(c) / time_us(b):.2f}x"] if c else [NOT_RUN, NOT_RUN]
-            for kind in ("pcg_iteration", "pcg_iteration_sr", "pcg_marginal_sr"):
+            for kind in ("pcg_iteration", "pcg_iteration_sr", "pcg_marginal_sr", "pcg_marginal_sr_l2"):
                 p = get(kind, "cuda", "bcsr", prec, m).get("median")
                 if p:
                     per_iter = time_us(p) / p.get("iterations_per_solve", 1)
@@ -156,7 +158,10 @@ def build(results_dir, figures_dir):
             "from x = 0 by 50, so each iteration also carries 1/50 of the start (r = b - Ax and a product), "
             "the host's status reads and the copies; `SR iteration, marginal` is the time an iteration adds "
             "(solves of 50 and 150 iterations, the difference per added one: `pcg_marginal_sr`), against the "
-            "same compulsory bytes. The columns compare runs of the same process only where their files are "
+            "same compulsory bytes. `SR marginal, values kept in L2` is the same with the matrix's values "
+            "marked persisting in the L2 (CgOptions::l2_resident_operator; only where they fit in the L2): "
+            "a ratio below 1 there says that part of the compulsory bytes came from the L2, not DRAM. The "
+            "columns compare runs of the same process only where their files are "
             "the same run; the newest file of each benchmark is shown.", "",
             md_table(header, rows), ""]
 

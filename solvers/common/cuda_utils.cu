@@ -199,7 +199,8 @@ cudaEvent_t EventTimer::take() {
   return e;
 }
 
-cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& enqueue) {
+cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& enqueue,
+                              const cudaAccessPolicyWindow* window) {
   EB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   cudaGraph_t graph = nullptr;
   try {
@@ -210,8 +211,23 @@ cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& 
     throw;
   }
   EB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaError_t err = cudaSuccess;
+  if (window) {
+    size_t count = 0;
+    err = cudaGraphGetNodes(graph, nullptr, &count);
+    std::vector<cudaGraphNode_t> nodes(count);
+    if (err == cudaSuccess && count) err = cudaGraphGetNodes(graph, nodes.data(), &count);
+    cudaKernelNodeAttrValue value{};
+    value.accessPolicyWindow = *window;
+    for (size_t i = 0; i < count && err == cudaSuccess; ++i) {
+      cudaGraphNodeType type{};
+      err = cudaGraphNodeGetType(nodes[i], &type);
+      if (err == cudaSuccess && type == cudaGraphNodeTypeKernel)
+        err = cudaGraphKernelNodeSetAttribute(nodes[i], cudaKernelNodeAttributeAccessPolicyWindow, &value);
+    }
+  }
   cudaGraphExec_t exec = nullptr;
-  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   EB_CUDA_CHECK(err);
   return exec;

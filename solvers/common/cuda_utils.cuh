@@ -99,8 +99,11 @@ __global__ void stream_triad_kernel(T* __restrict__ a, const T* __restrict__ b, 
 #endif
 
 // Captures what `enqueue` puts on `stream` (thread-local capture mode) and instantiates it. The
-// capture is ended on every path, so a throwing `enqueue` leaves the stream usable.
-cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& enqueue);
+// capture is ended on every path, so a throwing `enqueue` leaves the stream usable. `window`, when
+// given, becomes every captured kernel's access policy window (set on the nodes explicitly, not
+// left to whatever a capture copies from the stream's attributes).
+cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& enqueue,
+                              const cudaAccessPolicyWindow* window = nullptr);
 
 // Records event pairs around named phases on a stream; flush() waits for them and adds the
 // elapsed times to a PhaseTimes. Events are reused across flushes.

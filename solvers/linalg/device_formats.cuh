@@ -143,6 +143,12 @@ class DeviceMatrixOperator final : public LinearOperator<typename D::value_type>
     else
       LinearOperator<T>::apply_dot(x, y, t, stream);
   }
+  typename LinearOperator<T>::Storage hot_storage() const override {
+    if constexpr (std::is_same_v<D, DeviceBcsr<T>> || std::is_same_v<D, DeviceCsr<T>> || std::is_same_v<D, DeviceEll<T>>)
+      return {m_.val.data(), m_.val.bytes()};
+    else
+      return {};
+  }
   const D& matrix() const { return m_; }
 
  private:

@@ -66,6 +66,14 @@ class LinearOperator {
     (void)x, (void)y, (void)t, (void)stream;
     throw std::logic_error("operator '" + name() + "' has no fused product and dot");
   }
+  // Device operators: the one array that dominates a product's reads (a matrix's values), for a
+  // solver that asks the L2 cache to keep it between products (CgOptions::l2_resident_operator).
+  // {nullptr, 0}: none to offer.
+  struct Storage {
+    const void* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  virtual Storage hot_storage() const { return {}; }
 };
 
 // A host format as an operator; it owns the matrix.

@@ -18,7 +18,8 @@
 // box<n>; the older EB_BENCH_SPARSE_SIZES is read the same way); default: all of the above.
 // Benchmark names: spmv/<backend>/<format>/<fp>/<matrix>, pcg_iteration/..., pcg_iteration_sr/cuda/...
 // (the single-reduction iteration), pcg_marginal[_sr]/cuda/... (the added time of an iteration:
-// solves of 50 and 150 iterations, their difference per added one), eigen/...,
+// solves of 50 and 150 iterations, their difference per added one), pcg_marginal[_sr]_l2/cuda/bcsr/...
+// (the same with the matrix's values kept in the L2: CgOptions::l2_resident_operator), eigen/...,
 // cusparse_csr|bsr/... (SpMV), pcg_iteration/cusparse_csr|bsr/... (our PCG on cuSPARSE's SpMV);
 // select with --benchmark_filter. Each matrix's build prints its sizes to stderr.
 //
@@ -382,6 +383,16 @@ void register_precision(const std::string& matrix) {
           [=](benchmark::State& s) { cuda_pcg_marginal<T>(s, matrix, f, sr); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
+    // The same with the matrix's values kept in the L2 between products (CgOptions::
+    // l2_resident_operator): where values and vectors about fill the L2, the iteration then reads
+    // fewer bytes from DRAM than its compulsory count, so its ratio to that count says how much the
+    // cache saves, not how close the kernels come to the DRAM bound.
+    if (f == Format::Bcsr)
+      for (bool sr : {false, true})
+        add(std::string(sr ? "pcg_marginal_sr_l2" : "pcg_marginal_l2") + "/cuda/" + tail,
+            [=](benchmark::State& s) { cuda_pcg_marginal<T>(s, matrix, f, sr, true); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
 #endif
   }
 #if defined(EB_BENCH_CUDA)

@@ -89,7 +89,8 @@ template <class T>
 void cuda_pcg_iteration(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction = false);
 // The marginal time of an iteration: solves of 50 and 150 iterations, their difference per added one.
 template <class T>
-void cuda_pcg_marginal(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction);
+void cuda_pcg_marginal(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction,
+                       bool l2 = false);
 template <class T>
 void cusparse_spmv(benchmark::State& state, const std::string& matrix, bool bsr);
 // Our Jacobi-PCG with cuSPARSE's CSR or BSR SpMV as its operator (the whole solve head to head).

@@ -245,6 +245,9 @@ struct PcgRun {
   std::unique_ptr<LinearOperator<T>> op;
   std::size_t bytes = 0;  // compulsory bytes of the operator's arrays
   bool single_reduction = false;
+  // CgOptions::l2_resident_operator. Its solvers live only while their benchmark runs: a live one
+  // keeps the process's persisting-L2 set-aside raised and would shrink every later row's L2.
+  bool l2 = false;
   std::unique_ptr<CgSolver<T>> solver;
   std::unique_ptr<CgSolver<T>> longer;  // pcg_marginal's second solve, made when first used
   cuda::DeviceBuffer<T> b, x;
@@ -253,9 +256,11 @@ struct PcgRun {
 // The solver of a fixed-count solve of `iterations` iterations (tolerance 0), all of them in one
 // chunk (one graph launch, or one persistent kernel, and one status read).
 template <class T>
-std::unique_ptr<CgSolver<T>> fixed_count_solver(const LinearOperator<T>& op, int iterations, bool single_reduction) {
+std::unique_ptr<CgSolver<T>> fixed_count_solver(const LinearOperator<T>& op, int iterations, bool single_reduction,
+                                                bool l2 = false) {
   CgOptions o;
   o.single_reduction = single_reduction;
+  o.l2_resident_operator = l2;
   o.tolerance = 0;
   o.max_iterations = iterations;
   o.check_every = iterations;
@@ -300,7 +305,12 @@ constexpr int kMarginalIterations = 100;
 
 template <class T>
 void time_pcg_marginal(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A) {
-  if (!p.longer) p.longer = fixed_count_solver(*p.op, kPcgIterations + kMarginalIterations, p.single_reduction);
+  // The triad before any L2-resident solver exists: while one lives, its persisting-L2 set-aside
+  // slows every other kernel's DRAM streaming (H100: triad 2.85 -> 1.37 TB/s at a 32.8 MB
+  // set-aside, 2.73 TB/s at 16.4 MB; PERF_NOTES.md).
+  const double triad = triad_gbps(int(sizeof(T)));
+  if (!p.solver) p.solver = fixed_count_solver(*p.op, kPcgIterations, p.single_reduction, p.l2);
+  if (!p.longer) p.longer = fixed_count_solver(*p.op, kPcgIterations + kMarginalIterations, p.single_reduction, p.l2);
   CgSolver<T>& longer = *p.longer;
   auto solve = [&](CgSolver<T>& solver, int expect) {
     EB_CUDA_CHECK(cudaMemsetAsync(p.x.data(), 0, p.x.bytes(), nullptr));
@@ -318,21 +328,32 @@ void time_pcg_marginal(benchmark::State& state, PcgRun<T>& p, const AssembledMat
   }
   const double bytes = kMarginalIterations * pcg_iteration_bytes<T>(p.bytes, A.rows, p.single_reduction);
   set_counters(state, bytes, kMarginalIterations * pcg_vector_flops(p.single_reduction) * A.rows, A.rows, A.nnz());
-  state.counters["triad_GBps"] = triad_gbps(int(sizeof(T)));
-  state.counters["of_triad"] = bytes * 1e-9 * double(state.iterations()) / total / triad_gbps(int(sizeof(T)));
+  state.counters["triad_GBps"] = triad;
+  state.counters["of_triad"] = bytes * 1e-9 * double(state.iterations()) / total / triad;
   state.SetItemsProcessed(state.iterations() * kMarginalIterations);
   state.counters["iterations_per_solve"] = kMarginalIterations;
+  state.counters["l2_resident_operator"] = p.l2 ? 1 : 0;
+  if (p.l2) {
+    // What the solvers' set-aside costs every other kernel while they live: the triad again, now.
+    state.counters["triad_GBps_while_resident"] = cuda_stream_triad_gbps(0, int(sizeof(T)));
+    p.solver.reset();
+    p.longer.reset();
+  }
 }
 
 }  // namespace
 
 template <class T>
-void cuda_pcg_marginal(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction) {
+void cuda_pcg_marginal(benchmark::State& state, const std::string& matrix, Format f, bool single_reduction, bool l2) {
   if (skip_without_device(state)) return;
   const AssembledMatrix<T>& A = bench_matrix<T>(matrix);
-  auto& p = device_cache().get<PcgRun<T>>(matrix + to_string(f) + fp<T>() + (single_reduction ? "pcg_sr" : "pcg"), [&] {
+  const std::string key = matrix + to_string(f) + fp<T>() + (single_reduction ? "pcg_sr" : "pcg") + (l2 ? "_l2" : "");
+  auto& p = device_cache().get<PcgRun<T>>(key, [&] {
     DeviceSpmv<T> d = prepare_spmv<T>(matrix, f);
-    return make_pcg_run<T>(std::move(d.op), d.bytes, single_reduction);
+    PcgRun<T> r = make_pcg_run<T>(std::move(d.op), d.bytes, single_reduction);
+    r.l2 = l2;
+    r.solver.reset();  // made (with the window) when timed
+    return r;
   });
   time_pcg_marginal(state, p, A);
 }
@@ -387,8 +408,8 @@ template void cuda_spmv<float>(benchmark::State&, const std::string&, Format, in
 template void cuda_spmv<double>(benchmark::State&, const std::string&, Format, int);
 template void cuda_pcg_iteration<float>(benchmark::State&, const std::string&, Format, bool);
 template void cuda_pcg_iteration<double>(benchmark::State&, const std::string&, Format, bool);
-template void cuda_pcg_marginal<float>(benchmark::State&, const std::string&, Format, bool);
-template void cuda_pcg_marginal<double>(benchmark::State&, const std::string&, Format, bool);
+template void cuda_pcg_marginal<float>(benchmark::State&, const std::string&, Format, bool, bool);
+template void cuda_pcg_marginal<double>(benchmark::State&, const std::string&, Format, bool, bool);
 template void cusparse_pcg_iteration<float>(benchmark::State&, const std::string&, bool);
 template void cusparse_pcg_iteration<double>(benchmark::State&, const std::string&, bool);
 template void cusparse_spmv<float>(benchmark::State&, const std::string&, bool);

@@ -7,6 +7,8 @@
 // The single reduction runs with its reductions finished by each kernel's last block, with them
 // summed by the next kernel, and as one persistent kernel per chunk (EB_CG_SR_REDUCTION), all
 // checked here; the persistent kernel must give the next-kernel engine's bits.
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "meshes/errors.h"
@@ -318,6 +320,61 @@ TEST(CgDevice, ProgrammaticLaunchChangesNoBit) {
   }
 }
 
+// Keeping the operator's values in the L2 (CgOptions::l2_resident_operator) changes where bytes
+// come from, never what is computed: the same bits as without, for each format that offers its
+// values, the standard and the single-reduction iteration (and its persistent kernel), with and
+// without the graph. While such a solver lives the process's persisting-L2 set-aside is raised
+// (on a device that has one) and its destruction puts the old value back.
+TEST(CgDevice, L2ResidencyChangesNoBit) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
+  int device = 0, max_persisting = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device), cudaSuccess);
+  size_t before = 0;
+  ASSERT_EQ(cudaDeviceGetLimit(&before, cudaLimitPersistingL2CacheSize), cudaSuccess);
+  for (Format f : {Format::Bcsr, Format::Csr, Format::Ell}) {
+    const auto dev = make_matrix_operator(P.A, f, Location::Device);
+    ASSERT_NE(dev->hot_storage().data, nullptr) << to_string(f);
+    for (const char* mode : {"", "next-kernel", "persistent"}) {
+      if (std::string(mode) == "persistent" && f != Format::Bcsr) continue;
+      EnvGuard reduction("EB_CG_SR_REDUCTION", mode);
+      for (bool graph : {true, false}) {
+        CgOptions o = fixed(60, Preconditioner::Jacobi, *mode != '\0');
+        o.use_graph = graph;
+        o.check_every = 16;
+        const Solved plain = run(*dev, P.b, o);
+        o.l2_resident_operator = true;
+        Solved kept;
+        {
+          CgSolver<double> solver(*dev, o);
+          size_t during = 0;
+          ASSERT_EQ(cudaDeviceGetLimit(&during, cudaLimitPersistingL2CacheSize), cudaSuccess);
+          // At least the values' bytes (or the device's maximum): more when it already was.
+          const size_t wanted = std::min(dev->hot_storage().bytes, size_t(std::max(max_persisting, 0)));
+          EXPECT_GE(during, wanted) << to_string(f) << " " << mode;
+          if (graph && *mode == '\0')
+            std::printf("[ measured ] %s: values %zu B, persisting L2 max %d B, set-aside before %zu B, during %zu B\n",
+                        to_string(f).c_str(), dev->hot_storage().bytes, max_persisting, before, during);
+          cuda::DeviceBuffer<double> db, dx;
+          db.upload(P.b);
+          dx.upload(std::vector<double>(P.b.size(), 0.0));
+          kept.result = solver.solve(db.data(), dx.data());
+          kept.x = dx.to_host();
+        }
+        size_t after = 0;
+        ASSERT_EQ(cudaDeviceGetLimit(&after, cudaLimitPersistingL2CacheSize), cudaSuccess);
+        EXPECT_EQ(after, before) << to_string(f) << " " << mode;
+        ASSERT_EQ(plain.result.iterations, 60);
+        EXPECT_EQ(kept.result.iterations, 60);
+        EXPECT_EQ(kept.result.residuals, plain.result.residuals) << to_string(f) << " " << mode << " graph " << graph;
+        EXPECT_EQ(0, std::memcmp(kept.x.data(), plain.x.data(), plain.x.size() * sizeof(double)))
+            << to_string(f) << " " << mode << " graph " << graph;
+      }
+    }
+  }
+}
+
 // The engine's tuning knobs refuse values that name nothing, naming the knob and the value.
 TEST(CgDevice, MalformedTuningKnobsAreRefused) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
@@ -326,7 +383,8 @@ TEST(CgDevice, MalformedTuningKnobsAreRefused) {
   const CgOptions o = fixed(5, Preconditioner::Jacobi, true);
   for (const auto& [knob, bad] : {std::pair<const char*, const char*>{"EB_CG_PDL", "1"},
                                   {"EB_CG_ENTRIES_PER_THREAD", "0"},
-                                  {"EB_CG_ENTRIES_PER_THREAD", "2x"}}) {
+                                  {"EB_CG_ENTRIES_PER_THREAD", "2x"},
+                                  {"EB_CG_L2_WINDOW", "yes"}}) {
     EnvGuard guard(knob, bad);
     try {
       CgSolver<double> solver(*dev, o);

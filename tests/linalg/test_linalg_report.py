@@ -44,6 +44,7 @@ with tempfile.TemporaryDirectory() as d:
            entry("pcg_iteration/cuda/bcsr/fp64/box10", "median", 5000.0, iterations_per_solve=50, of_triad=0.8),
            entry("pcg_iteration_sr/cuda/bcsr/fp64/box10", "median", 4000.0, iterations_per_solve=50, of_triad=0.9),
            entry("pcg_marginal_sr/cuda/bcsr/fp64/box10", "median", 7000.0, iterations_per_solve=100, of_triad=0.95),
+           entry("pcg_marginal_sr_l2/cuda/bcsr/fp64/box10", "median", 5000.0, iterations_per_solve=100, of_triad=1.25),
            entry("spmv/cuda/csr/fp64/box10", "median", 999.0, of_triad=0.5)]  # cut off below
     with open(os.path.join(d, "bench_sparse_a.json"), "w") as f:
         f.write(file_text(box, cut=True))
@@ -59,7 +60,7 @@ with tempfile.TemporaryDirectory() as d:
                           date="2026-11-25T06:00:00+00:00"))
 
     read = linalg.read_benchmarks(os.path.join(d, "bench_sparse_a.json"))
-    check(len(read) == 7, f"truncated file: {len(read)} complete entries read, expected 7")
+    check(len(read) == 8, f"truncated file: {len(read)} complete entries read, expected 8")
     md = linalg.build(d, os.path.join(d, "figs"))
     row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 3,000 |")), None)
     check(row is not None, "no BCSR row for box10 fp64:\n" + md)
@@ -72,6 +73,7 @@ with tempfile.TemporaryDirectory() as d:
         check(cells[9] == "100.0 us" and cells[10] == "1.25x", f"PCG per iteration and ratio: {cells[9:11]}")
         check(cells[11] == "80.0 us" and cells[12] == "1.11x", f"single-reduction PCG and ratio: {cells[11:13]}")
         check(cells[13] == "70.0 us" and cells[14] == "1.05x", f"marginal iteration and ratio: {cells[13:15]}")
+        check(cells[15] == "50.0 us" and cells[16] == "0.80x", f"L2-resident marginal iteration: {cells[15:17]}")
     fmt_row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 100.0 us (0.90)")), "")
     check("not run" in fmt_row, "the cut-off CSR benchmark is shown as not run: " + fmt_row)
     check("| box10 | fp64 | not run | not run | 2.00 ms |" in md, "Eigen row from the second file")
