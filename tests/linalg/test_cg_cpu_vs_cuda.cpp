@@ -375,6 +375,81 @@ TEST(CgDevice, L2ResidencyChangesNoBit) {
   }
 }
 
+// An operator that computes with a real device matrix but names, as its values, a device array
+// larger than the whole L2 (the size rule of CgOptions::l2_resident_operator, without building a
+// 50 MB matrix).
+class LargeValuesOperator final : public LinearOperator<double> {
+ public:
+  LargeValuesOperator(const LinearOperator<double>& op, std::size_t bytes) : op_(op) { big_.resize(bytes, "large values"); }
+  Index rows() const override { return op_.rows(); }
+  Location location() const override { return Location::Device; }
+  void apply(const double* x, double* y, StreamHandle s) const override { op_.apply(x, y, s); }
+  void diagonal(double* d, StreamHandle s) const override { op_.diagonal(d, s); }
+  std::string name() const override { return "large values"; }
+  Storage hot_storage() const override { return {big_.data(), big_.bytes()}; }
+
+ private:
+  const LinearOperator<double>& op_;
+  cuda::DeviceBuffer<unsigned char> big_;
+};
+
+// What the option leaves behind: values larger than the L2 get no window and no set-aside; a
+// caller's stream gets its own access policy window back when the solver goes.
+TEST(CgDevice, L2ResidencyLeavesLargeValuesAndTheCallersStreamAlone) {
+  EB_LINALG_SKIP_WITHOUT_DEVICE();
+  const NamedProblem& P = problem("box6");
+  int device = 0, l2 = 0, max_persisting = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device), cudaSuccess);
+  if (max_persisting <= 0) GTEST_SKIP() << "no persisting L2 lines on this device";
+  const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
+  size_t original = 0, before = 0, during = 0;
+  ASSERT_EQ(cudaDeviceGetLimit(&original, cudaLimitPersistingL2CacheSize), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetLimit(&before, cudaLimitPersistingL2CacheSize), cudaSuccess);
+  CgOptions o = fixed(20, Preconditioner::Jacobi, true);
+  o.l2_resident_operator = true;
+  {
+    const LargeValuesOperator large(*dev, size_t(l2) + (size_t(1) << 20));
+    CgSolver<double> solver(large, o);
+    ASSERT_EQ(cudaDeviceGetLimit(&during, cudaLimitPersistingL2CacheSize), cudaSuccess);
+    EXPECT_EQ(during, before) << "the set-aside was raised for values larger than the L2";
+    const Solved r = run(large, P.b, o);
+    EXPECT_EQ(r.result.iterations, 20);
+  }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  cuda::DeviceBuffer<double> mine;
+  mine.resize(1024, "caller's window");
+  cudaStreamAttrValue callers{};
+  callers.accessPolicyWindow.base_ptr = mine.data();
+  callers.accessPolicyWindow.num_bytes = mine.bytes();
+  callers.accessPolicyWindow.hitRatio = 0.25f;
+  callers.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
+  callers.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  ASSERT_EQ(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &callers), cudaSuccess);
+  o.stream = stream;
+  {
+    CgSolver<double> solver(*dev, o);
+    cudaStreamAttrValue now{};
+    ASSERT_EQ(cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &now), cudaSuccess);
+    EXPECT_NE(now.accessPolicyWindow.base_ptr, callers.accessPolicyWindow.base_ptr) << "no window while the solver lives";
+    ASSERT_EQ(cudaDeviceGetLimit(&during, cudaLimitPersistingL2CacheSize), cudaSuccess);
+    EXPECT_GT(during, before);
+  }
+  cudaStreamAttrValue after{};
+  ASSERT_EQ(cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &after), cudaSuccess);
+  EXPECT_EQ(after.accessPolicyWindow.base_ptr, callers.accessPolicyWindow.base_ptr);
+  EXPECT_EQ(after.accessPolicyWindow.num_bytes, callers.accessPolicyWindow.num_bytes);
+  EXPECT_EQ(after.accessPolicyWindow.hitRatio, callers.accessPolicyWindow.hitRatio);
+  EXPECT_EQ(after.accessPolicyWindow.hitProp, callers.accessPolicyWindow.hitProp);
+  ASSERT_EQ(cudaDeviceGetLimit(&during, cudaLimitPersistingL2CacheSize), cudaSuccess);
+  EXPECT_EQ(during, before);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, original), cudaSuccess);
+}
+
 // The engine's tuning knobs refuse values that name nothing, naming the knob and the value.
 TEST(CgDevice, MalformedTuningKnobsAreRefused) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
