@@ -40,8 +40,8 @@ struct CgOptions {
   // result. Measured on the H100 (PERF_NOTES.md): the fp64 single-reduction iteration at ~0.1M
   // unknowns ~25% faster, fp32 unchanged; but while the set-aside is raised every other kernel of
   // the process streams from DRAM ~4% slower (triad), so it is the caller's choice, off by default.
-  // enqueue() under a caller's capture sets the window on the stream only; whether a capture copies
-  // it into the caller's graph nodes is not checked here.
+  // enqueue() under a caller's capture sets the window on the stream, and the capture copies it into
+  // the captured kernel nodes (checked with CUDA 13 on the H100: linalg_l2_ab/capture_window_probe.txt).
   bool l2_resident_operator = false;
   // Device only: the stream the solver enqueues on (a cudaStream_t); null: a stream of its own.
   // A method whose other kernels run on one stream passes it, so that a solve is ordered with them
