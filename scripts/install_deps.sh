@@ -25,6 +25,7 @@ packages=(
   libvtk9-dev              # VTK readers/writers (optional component)
   libgmsh-dev              # unstructured tetrahedralization (optional component)
   zlib1g-dev
+  ccache                   # compiler cache: rebuilds and CI reuse earlier compilations
   calculix-ccx             # reference solver for the TLED validation
   python3 python3-numpy python3-matplotlib python3-pandas python3-vtk9
   paraview xvfb xauth      # pvbatch under xvfb-run opens our .pvd series in a test (see above)
