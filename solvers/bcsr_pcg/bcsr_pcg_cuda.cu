@@ -15,7 +15,6 @@
 #include <cstring>
 #include <limits>
 
-#include "assembly/tled/load_curve.h"
 #include "meshes/errors.h"
 #include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
 #include "solvers/common/cuda_info.h"
@@ -233,10 +232,10 @@ __global__ void k_loads(int nodes, const int32_t* load_node, const int* load_ptr
 }
 
 // Graph mode: factor of every curve at the state's time, times dt (the c_f of the loads).
-__global__ void k_curve_factors(int curves, const tled::DeviceCurve* c, const StepState* state, double dt,
+__global__ void k_curve_factors(int curves, const CurveParams* c, const StepState* state, double dt,
                                 double* factors) {
   const int k = threadIdx.x;
-  if (k < curves) factors[k] = dt * tled::curve_factor(c[k], double(state->step) * dt);
+  if (k < curves) factors[k] = dt * curve_factor(c[k], double(state->step) * dt);
 }
 
 template <class T>
@@ -369,7 +368,7 @@ std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, int mul
     for (std::size_t k = 0; k < s.loads.size(); ++k) nodes += k == 0 || s.loads[k].node != s.loads[k - 1].node;
     b += nodes * sizeof(int32_t) + (nodes + 1) * sizeof(int) + s.loads.size() * (sizeof(int) + 3 * sizeof(double));
   }
-  b += s.curves.size() * (sizeof(tled::DeviceCurve) + sizeof(double));
+  b += s.curves.size() * (sizeof(CurveParams) + sizeof(double));
   b += sizeof(StepState) + 2 * sizeof(DeviceChecks);
   for (bool stat : {false, true}) b += cg_engine_bytes<T>(n, cg_options(s.options, stat), multiprocessors);
   return b;
@@ -646,12 +645,8 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       put(load_curve_, lcurve, "bcsr-pcg loads");
       put(load_force_, lforce, "bcsr-pcg loads");
     }
-    std::vector<tled::DeviceCurve> curves;
-    for (const LoadCurve& c : s_.curves)
-      curves.push_back({c.shape == "linear" ? int(tled::CurveShape::Linear)
-                        : c.shape == "step" ? int(tled::CurveShape::Step)
-                                            : int(tled::CurveShape::Smooth),
-                        c.start, c.duration});
+    std::vector<CurveParams> curves;
+    for (const LoadCurve& c : s_.curves) curves.push_back(curve_params(c));
     if (!curves.empty()) {
       put(curves_, curves, "bcsr-pcg curves");
       alloc(factors_, curves.size(), "bcsr-pcg load factors");
@@ -815,7 +810,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   cuda::DeviceBuffer<int32_t> conn_, idx_, load_node_;
   cuda::DeviceBuffer<int> load_ptr_, load_curve_;
   cuda::DeviceBuffer<double> load_force_, factors_;
-  cuda::DeviceBuffer<tled::DeviceCurve> curves_;
+  cuda::DeviceBuffer<CurveParams> curves_;
   cuda::DeviceBuffer<T> Dm_inv_, Dm_, vol_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
   cuda::DeviceBuffer<Offset> sub_ptr_, scatter_pos_, diag_pos_, node_ptr_;
   cuda::DeviceBuffer<int64_t> node_slot_;

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -24,6 +25,9 @@ namespace eb::cuda {
 // After a kernel launch: launch-configuration errors surface here, execution errors at the
 // next synchronizing call.
 #define EB_CUDA_CHECK_LAUNCH() EB_CUDA_CHECK(cudaGetLastError())
+
+// Blocks of `per_block` threads that cover `n` work items (a grid's size; 0 for no work).
+inline unsigned blocks_for(int64_t n, int per_block) { return unsigned((n + per_block - 1) / per_block); }
 
 void* device_alloc(std::size_t bytes, const char* what);
 void device_free(void* p, std::size_t bytes) noexcept;

@@ -383,13 +383,18 @@ void write_toml_table(std::string& out, const json& table, const std::string& pa
 
 }  // namespace
 
-double load_factor(const LoadCurve& c, double t) {
-  if (c.shape == "step") return t >= c.start ? 1.0 : 0.0;
-  if (c.duration <= 0) return t >= c.start ? 1.0 : 0.0;
-  const double s = std::clamp((t - c.start) / c.duration, 0.0, 1.0);
-  if (c.shape == "linear") return s;
-  return s * s * s * (10.0 + s * (-15.0 + 6.0 * s));
+CurveParams curve_params(const LoadCurve& c) {
+  CurveParams p;
+  if (c.shape == "smooth") p.shape = int(CurveShape::Smooth);
+  else if (c.shape == "linear") p.shape = int(CurveShape::Linear);
+  else if (c.shape == "step") p.shape = int(CurveShape::Step);
+  else throw InputError("unknown load curve shape '" + c.shape + "' (smooth, linear, step)");
+  p.start = c.start;
+  p.duration = c.duration;
+  return p;
 }
+
+double load_factor(const LoadCurve& c, double t) { return curve_factor(curve_params(c), t); }
 
 ElasticConstants elastic_constants(double E, double nu) {
   if (!(E > 0)) throw InputError("Young's modulus must be positive, got " + std::to_string(E));

@@ -13,6 +13,7 @@
 
 #include "meshes/mesh.h"
 #include "meshes/mesh_spec.h"
+#include "solvers/common/load_curve.h"
 
 namespace eb {
 
@@ -37,7 +38,9 @@ struct LoadCurve {
   double start = 0.0;
   double duration = 1.0;
 };
-double load_factor(const LoadCurve& curve, double t);
+// The curve as both backends evaluate it (load_curve.h); the shape names are mapped here only.
+CurveParams curve_params(const LoadCurve& curve);
+double load_factor(const LoadCurve& curve, double t);  // curve_factor(curve_params(curve), t)
 
 struct FixedBC {
   NodeSelector where;

@@ -84,6 +84,14 @@ struct SolverStats {
   std::optional<bool> step_converged() const { return outer_iterations > 0 ? outer_converged : converged; }
 };
 
+// What a method's element pass found in one state (det F of every element).
+struct ElementChecks {
+  int64_t inverted = 0;         // elements at or below the method's inverted_threshold
+  int64_t first_inverted = -1;  // the lowest such element; -1: none
+  double min_det_f = std::numeric_limits<double>::infinity();  // smallest finite det F
+  int64_t first_nonfinite = -1;  // the lowest element whose det F is not finite; -1: none
+};
+
 // What makes a state invalid, accumulated by the method over every step it has taken (the
 // runner samples only every few steps, so a method counts inside advance()). Element indices
 // are in the order of connectivity(); a step number names the state it produced (step 0 is the
@@ -108,7 +116,12 @@ struct ValidityCounts {
   int64_t nonfinite_steps = 0;
   int64_t first_nonfinite_step = -1;
   int64_t first_nonfinite_element = -1;
+
+  // Adds the element checks of one state (the state of step `step`); every method counts through
+  // this one function, so the fields mean the same in every method's summary.
+  void add(int64_t step, const ElementChecks& checks);
 };
+
 
 class Simulation {
  public:
@@ -152,6 +165,32 @@ class Simulation {
 
  protected:
   PhaseTimes timings_;
+};
+
+// The base of every method's simulation: the reference mesh as simulated, which the method keeps
+// in its own setup (reordered, in its own numbering) and binds here once, in its constructor.
+class MeshSimulation : public Simulation {
+ public:
+  const std::vector<mesh::Vec3>& nodes() const final { return *nodes_; }
+  mesh::CellType cell_type() const final { return cell_type_; }
+  const std::vector<int32_t>& connectivity() const final { return *connectivity_; }
+  const std::vector<uint8_t>& fixed_nodes() const final { return *fixed_nodes_; }
+
+ protected:
+  explicit MeshSimulation(mesh::CellType cell_type) : cell_type_(cell_type) {}
+  // The arrays must live as long as the simulation (members of the derived class).
+  void bind_mesh(const std::vector<mesh::Vec3>& nodes, const std::vector<int32_t>& connectivity,
+                 const std::vector<uint8_t>& fixed_nodes) {
+    nodes_ = &nodes;
+    connectivity_ = &connectivity;
+    fixed_nodes_ = &fixed_nodes;
+  }
+
+ private:
+  mesh::CellType cell_type_;
+  const std::vector<mesh::Vec3>* nodes_ = nullptr;
+  const std::vector<int32_t>* connectivity_ = nullptr;
+  const std::vector<uint8_t>* fixed_nodes_ = nullptr;
 };
 
 }  // namespace eb

@@ -21,6 +21,24 @@ long earliest(std::initializer_list<long> steps) {
 
 }  // namespace
 
+void ValidityCounts::add(int64_t step, const ElementChecks& c) {
+  if (c.inverted > 0) {
+    inverted_element_steps += c.inverted;
+    if (first_inverted_step < 0) {
+      first_inverted_step = step;
+      first_inverted_element = c.first_inverted;
+    }
+  }
+  if (std::isfinite(c.min_det_f)) min_det_f = std::min(min_det_f, c.min_det_f);
+  if (c.first_nonfinite >= 0) {
+    ++nonfinite_steps;
+    if (first_nonfinite_step < 0) {
+      first_nonfinite_step = step;
+      first_nonfinite_element = c.first_nonfinite;
+    }
+  }
+}
+
 bool ValidityTracker::check_state(long step, const std::vector<double>& u, const std::vector<double>& v) {
   double max_u = 0.0;
   for (size_t i = 0; i + 2 < u.size(); i += 3) {

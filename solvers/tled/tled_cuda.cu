@@ -84,7 +84,7 @@ struct BoundaryArgs {
   const uint8_t* presc_mask;
   const T* a;
   double dt;
-  DeviceCurve curves[kMaxCurves];
+  CurveParams curves[kMaxCurves];
 };
 
 template <class T, bool Texture>

@@ -30,13 +30,6 @@ double face_area(const mesh::Vec3* x, const int (&f)[4]) {
   return 0.5 * std::sqrt(cx * cx + cy * cy + cz * cz);
 }
 
-int curve_shape_code(const std::string& shape) {
-  if (shape == "smooth") return int(CurveShape::Smooth);
-  if (shape == "linear") return int(CurveShape::Linear);
-  if (shape == "step") return int(CurveShape::Step);
-  throw InputError("tled: unknown load curve shape '" + shape + "' (smooth, linear, step)");
-}
-
 }  // namespace
 
 Assembly parse_assembly(const std::string& variant) {
@@ -174,7 +167,7 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   s.constrained = rb.constrained;
   s.fixed_any.resize(s.num_nodes);
   for (int64_t n = 0; n < s.num_nodes; ++n) s.fixed_any[n] = s.constrained[n] ? 1 : 0;
-  for (const auto& c : rb.curves) s.curves.push_back({curve_shape_code(c.shape), c.start, c.duration});
+  for (const auto& c : rb.curves) s.curves.push_back(curve_params(c));
   for (const auto& p : rb.prescribed)
     s.prescribed.push_back({p.node, p.mask, {p.displacement[0], p.displacement[1], p.displacement[2]}, p.curve});
   for (const auto& f : rb.forces) s.forces.push_back({f.node, {f.force[0], f.force[1], f.force[2]}, f.curve});

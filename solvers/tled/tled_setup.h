@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "assembly/tled/load_curve.h"
 #include "meshes/mesh.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/method_options.h"
@@ -74,7 +73,7 @@ struct TledSetup {
   std::vector<uint8_t> fixed_any;    // per node: 1 where any component is constrained
   std::vector<PrescribedEntry> prescribed;
   std::vector<ForceEntry> forces;
-  std::vector<DeviceCurve> curves;
+  std::vector<CurveParams> curves;
   double gravity[3] = {0, 0, 0};
 
   // Material (Eq. 16) and damage (Eqs. 19-22).

@@ -218,3 +218,47 @@ TEST(Scenario, FeaturesUsedAreNamedByTheirKeys) {
                                                   "material.damage.gamma=0.5", "material.overrides=[{\"density\": 500}]"});
   EXPECT_EQ(eb::features_used(s), eb::scenario_features());
 }
+
+namespace {
+
+eb::LoadCurve curve(const char* shape, double start, double duration) {
+  eb::LoadCurve c;
+  c.shape = shape;
+  c.start = start;
+  c.duration = duration;
+  return c;
+}
+
+}  // namespace
+
+// The values every backend's loads follow (load_curve.h), at points worked out by hand.
+TEST(LoadCurve, ShapesTakeTheirDefiningValues) {
+  const eb::LoadCurve smooth = curve("smooth", 0.5, 2.0), linear = curve("linear", 0.5, 2.0);
+  const eb::LoadCurve step = curve("step", 0.5, 2.0), instant = curve("linear", 0.5, 0.0);
+  EXPECT_EQ(eb::load_factor(smooth, 0.0), 0.0);
+  EXPECT_EQ(eb::load_factor(smooth, 1.5), 0.5);                  // s = 1/2
+  EXPECT_DOUBLE_EQ(eb::load_factor(smooth, 1.0), 0.103515625);  // s = 1/4: s^3 (10 - 15 s + 6 s^2)
+  EXPECT_EQ(eb::load_factor(smooth, 9.0), 1.0);
+  EXPECT_EQ(eb::load_factor(linear, 1.0), 0.25);
+  EXPECT_EQ(eb::load_factor(linear, -1.0), 0.0);
+  EXPECT_EQ(eb::load_factor(linear, 3.0), 1.0);
+  EXPECT_EQ(eb::load_factor(step, 0.49), 0.0);
+  EXPECT_EQ(eb::load_factor(step, 0.5), 1.0);
+  EXPECT_EQ(eb::load_factor(instant, 0.49), 0.0);  // zero duration acts as a step
+  EXPECT_EQ(eb::load_factor(instant, 0.5), 1.0);
+}
+
+TEST(LoadCurve, ParamsCarryTheShapeAndRefuseAnUnknownOne) {
+  EXPECT_EQ(eb::curve_params(curve("smooth", 0, 1)).shape, int(eb::CurveShape::Smooth));
+  EXPECT_EQ(eb::curve_params(curve("linear", 0, 1)).shape, int(eb::CurveShape::Linear));
+  const eb::CurveParams p = eb::curve_params(curve("step", 0.25, 3.0));
+  EXPECT_EQ(p.shape, int(eb::CurveShape::Step));
+  EXPECT_EQ(p.start, 0.25);
+  EXPECT_EQ(p.duration, 3.0);
+  try {
+    eb::curve_params(curve("cubic", 0, 1));
+    FAIL() << "an unknown shape was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cubic"), std::string::npos) << e.what();
+  }
+}

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "assembly/tled/hex8_tled.h"
-#include "assembly/tled/load_curve.h"
 #include "solvers/common/scenario.h"
 #include "solvers/tled/exact_solution.h"
 
@@ -183,17 +182,6 @@ TYPED_TEST(ElementMath, DamageScalesForces) {
   const double d = 0.5 * (1 - std::exp(-double(beta) / 50.0));
   for (int a = 0; a < 4; ++a)
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(double(f1[a][i]), (1 - d) * double(f0[a][i]), 1e-4 * std::abs(double(f0[a][i])) + 1e-12);
-}
-
-TEST(LoadCurve, DeviceTwinMatchesScenarioCurve) {
-  for (const char* shape : {"smooth", "linear", "step"}) {
-    LoadCurve c;
-    c.shape = shape;
-    c.start = 0.5;
-    c.duration = 2.0;
-    const DeviceCurve d{std::string(shape) == "smooth" ? 0 : (std::string(shape) == "linear" ? 1 : 2), 0.5, 2.0};
-    for (double t = -0.1; t < 3.0; t += 0.0371) EXPECT_DOUBLE_EQ(curve_factor(d, t), load_factor(c, t)) << shape << " " << t;
-  }
 }
 
 TEST(ExactSolution, LateralStressVanishes) {
