@@ -3,6 +3,8 @@ committed and read elsewhere. portable_paths(text) rewrites every absolute path 
 inside the repository -> relative to the repository root; under a `shared/` folder (the
 repository's sibling that holds papers and third-party data, README "Scenarios") ->
 `../shared/...`, relative to the repository root too; anything else -> its file name.
+The report applies it to what it writes; scripts/make_paths_portable.py applies it in place to
+result files filed from another machine.
 """
 import os
 import re
@@ -26,40 +28,3 @@ def portable_path(path):
 
 def portable_paths(text):
     return _ABSOLUTE.sub(lambda m: portable_path(m.group(0)), text)
-
-
-def rewrite_files(paths):
-    """Rewrites text files in place (temporary file, then rename); returns the files changed.
-    Binary files (a NUL byte, or not UTF-8) are left alone."""
-    changed = []
-    for path in paths:
-        with open(path, "rb") as f:
-            raw = f.read()
-        if b"\0" in raw:
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        new = portable_paths(text)
-        if new != text:
-            tmp = path + ".portable.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(new)
-            os.replace(tmp, path)
-            changed.append(path)
-    return changed
-
-
-if __name__ == "__main__":
-    # Used by scripts/import_device_results.sh on the files it files: a GPU machine's results
-    # name its own folders (/tmp/eb_hexmg/..., the checkout's path there).
-    import sys
-    files = []
-    for a in sys.argv[1:]:
-        if os.path.isdir(a):
-            files += [os.path.join(r, n) for r, _, ns in os.walk(a) for n in ns]
-        else:
-            files.append(a)
-    done = rewrite_files(sorted(files))
-    print(f"portable_paths: rewrote absolute paths in {len(done)} of {len(files)} files")

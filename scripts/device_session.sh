@@ -3,9 +3,8 @@
 # scripts/stage_device.sh). Parts, in order, as arguments (default: all; one device call has
 # 10 minutes, so split `tled` and `hexmg` across calls when both run in full):
 #   common  ctest -L gpu and the device ceilings (bench_ceilings)          ~1 min
-#   tled    `reproduce strbac2015` in full (GPU, CPU 1/all threads, CalculiX) ~5 min
-#   hexmg   solvers/hexmg/gpu_session.sh: tests, bench_hexmg, `reproduce dick2011` ~4 min
-#   probe   solvers/hexmg/perf_probe.sh: A/B launch variants, phase timings, ncu per kernel ~4 min
+#   tled    `reproduce strbac2015` in full (GPU, CPU 1/all threads, CalculiX), bench_tled ~7 min
+#   hexmg   bench_hexmg, ncu DRAM bytes of a step, `reproduce dick2011`, hexmg_perf_check.json ~4 min
 #   bcsr    test_bcsr_pcg_gpu, `reproduce verschoor2012` (GPU), ncu DRAM bytes of a bcsr-pcg step  ~8 min
 #   sanitize compute-sanitizer memcheck + racecheck over the GPU test binaries, error table  <=9 min
 #   repeat  the determinism tests (hexmg, tled, bcsr-pcg) EB_REPEAT times (default 20), one process each ~3 min
@@ -71,18 +70,37 @@ for part in $parts; do
       echo "strbac2015 exit $?"
       find $R \( -name vtk -type d \) -prune -exec rm -rf {} +
       find $R -path '*calculix*' -size +300k -delete
-      tar czf "$OUT/strbac2015.tgz" -C $R . ;;
+      tar czf "$OUT/strbac2015.tgz" -C $R .
+      # bench_tled: element-steps/s and effective bandwidth of the step, GPU cases and the CPU at
+      # 10/20 elements per edge.
+      timeout 120 "$B/bin/bench_tled" --benchmark_filter='tled/cuda|tled/cpu/.*/(10|20)$' --benchmark_min_time=0.2 \
+        --benchmark_out="$OUT/bench_tled.json" --benchmark_out_format=json > /dev/null 2>&1
+      echo "bench_tled exit $?" ;;
     hexmg)
-      R=/tmp/eb_hexmg; rm -rf $R
-      timeout "${EB_HEXMG_TIMEOUT:-520}" bash solvers/hexmg/gpu_session.sh "$B/bin" $R
-      echo "hexmg session exit $?"
+      # bench_hexmg (step rates per size and precision, the device's STREAM triad), Nsight Compute's
+      # DRAM bytes of every kernel of one 269K fp32 step, `reproduce dick2011` and the headline
+      # (scripts/hexmg_perf_check.py); the GPU tests run in `common`. EB_DICK2011_PARTS (e.g.
+      # performance) runs only those parts here; the CPU-only ones are added elsewhere with
+      # `reproduce dick2011 --parts ...` into the imported folder. EB_HEXMG_TIMEOUT: the part's seconds.
+      R=/tmp/eb_hexmg; rm -rf $R; mkdir -p $R
+      "$B/bin/bench_hexmg" --benchmark_filter="${EB_HEXMG_BENCH_FILTER:-cuda|Triad}" --benchmark_min_time=0.5 \
+        --benchmark_format=json --benchmark_out="$R/bench_hexmg.json" > "$R/bench_hexmg.log" 2>&1
+      echo "bench_hexmg exit $?"
+      if command -v ncu > /dev/null; then
+        # Steps 3 and 4 of a run (the first two capture and warm the graph), every kernel of a step.
+        timeout 200 ncu --csv --page raw --print-units base --cache-control none --clock-control none \
+          --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --launch-skip 450 --launch-count 225 \
+          "$B/bin/elastobench" run -m hexmg -b cuda -p fp32 -s dick2011-bunny --set mesh.target_elements=269000 --steps 4 \
+          --warmup 0 -q -o /tmp/eb_ncu_step > "$R/ncu_step.csv" 2> "$R/ncu_step.err"
+        echo "ncu exit $?"
+      fi
+      left=$(( ${EB_HEXMG_TIMEOUT:-520} - SECONDS ))
+      timeout $(( left > 1 ? left : 1 )) "$B/bin/elastobench" reproduce dick2011 --out $R --no-report \
+        ${EB_DICK2011_PARTS:+--parts "$EB_DICK2011_PARTS"} > "$R/dick2011.log" 2>&1
+      echo "dick2011 exit $?"
+      python3 scripts/hexmg_perf_check.py $R
       find $R -name vtk -type d -prune -exec rm -rf {} +
       tar czf "$OUT/hexmg.tgz" -C $R . ;;
-    probe)
-      R=/tmp/eb_probe; rm -rf $R
-      timeout 540 bash solvers/hexmg/perf_probe.sh "$B/bin" $R
-      echo "hexmg probe exit $?"
-      tar czf "$OUT/probe.tgz" -C $R . ;;
     sanitize)
       # One process per test binary rather than ctest's one per test case: the sanitizer's start-up
       # per process would eat the call's 10 minutes. The budget is shared evenly by the runs; a run
@@ -153,7 +171,7 @@ for part in $parts; do
         tar czf "$OUT/bench_sparse.tgz.part" -C $R linalg && mv "$OUT/bench_sparse.tgz.part" "$OUT/bench_sparse.tgz"
       done
       grep -h "bench_sparse: " $R/linalg/*.log ;;
-    *) echo "unknown part '$part' (common, tled, hexmg, probe, bcsr, sanitize, repeat, sparse)"; exit 2 ;;
+    *) echo "unknown part '$part' (common, tled, hexmg, bcsr, sanitize, repeat, sparse)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

@@ -47,6 +47,6 @@ for f in "$@"; do
   esac
 done
 # A GPU machine's files name its own folders (/tmp/eb_hexmg/..., its checkout): no absolute path
-# of any machine is committed (analysis/portable_paths.py, the report's rule too).
-/usr/bin/python3 analysis/portable_paths.py "$dest"
+# of any machine is committed (the report's rule, analysis/portable_paths.py).
+/usr/bin/python3 scripts/make_paths_portable.py "$dest"
 du -sh "$dest"

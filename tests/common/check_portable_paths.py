@@ -31,7 +31,7 @@ for rel in tracked:
             bad.append(f"{rel}:{n}: {line.strip()[:160]}")
             break
 if bad:
-    print("absolute paths in committed files (fix with: /usr/bin/python3 analysis/portable_paths.py FILE...):")
+    print("absolute paths in committed files (fix with: /usr/bin/python3 scripts/make_paths_portable.py FILE...):")
     print("\n".join(bad))
     sys.exit(1)
 print(f"{len(tracked)} committed result/report files: no absolute paths")

@@ -1,6 +1,6 @@
 // Google Benchmark of the TLED time step on the paper's cube: per backend x precision x regime
 // x mesh size, with element-steps per second and the effective bandwidth of the byte model
-// (work_per_step, PERF_NOTES.md). Not run by ctest; solvers/tled/gpu_session.sh runs it.
+// (work_per_step, PERF_NOTES.md). Not run by ctest; scripts/device_session.sh tled runs it.
 #include <benchmark/benchmark.h>
 
 #include <memory>
