@@ -1,8 +1,7 @@
 #pragma once
-// One thread block's share of the sliced BCSR product on the device, as device functions: the
-// product kernels of spmv_cuda.cu launch one block per share, and the persistent single-reduction
-// CG (cg_cuda.cu) runs the same shares inside its own kernel, so that both compute the same bits
-// (the same lanes' sums, the same warp order, the same block reduction of the fused dot).
+// One thread block's share of the split sliced BCSR product on the device, as device functions
+// (the product kernels of spmv_cuda.cu launch one block per share), and the programmatic-launch
+// calls that the CG kernels (cg_kernels.cuh) share with them.
 #include "solvers/common/pdl.cuh"
 #include "solvers/linalg/grid_reduce.cuh"
 #include "solvers/linalg/spmv_rows.h"
@@ -66,8 +65,8 @@ __device__ double bcsr_split_share(unsigned b, Index slices, const Offset* __res
 }
 
 // Asks L1 for the first kPrefetchSteps steps (values and column indices) of this thread's lane in
-// share `b`: a caller that must wait before the product (a grid barrier: x not yet complete) has
-// them arrive meanwhile, since the matrix does not depend on x.
+// share `b`: a caller that must wait before the product (pdl_wait: x not yet complete) has them
+// arrive meanwhile, since the matrix does not depend on x.
 template <class T, int W>
 __device__ void bcsr_split_share_prefetch(unsigned b, Index slices, const Offset* __restrict__ slice_ptr,
                                           const Index* __restrict__ col, const T* __restrict__ val) {

@@ -35,8 +35,8 @@ struct SlicedBcsr {
 };
 
 // sort_window: slices per window sorted by row length (32 = 1,024 block rows); <= 1 keeps the
-// order. 32 rather than 8: on the 1M-DOF bunny the padding falls from 2.5% to 1.0% and the SpMV
-// runs 1.7% faster (H100, PERF_NOTES.md); x's locality within 1,024 RCM-ordered rows is kept.
+// order. A wider window pads less on irregular meshes (the padding is read like real blocks),
+// and 1,024 RCM-ordered rows still keep x's locality; 32 beat 8 on the bunny (PERF_NOTES.md).
 inline constexpr int kDefaultSortWindow = 32;
 template <class T>
 SlicedBcsr<T> make_sliced_bcsr(const BcsrMatrix<T>& m, int sort_window = kDefaultSortWindow);

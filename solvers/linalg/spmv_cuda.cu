@@ -116,12 +116,12 @@ __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index sl
   if constexpr (Dot) {  // the single-reduction CG's product (DotTarget::programmatic)
     bcsr_split_share_prefetch<T, W>(blockIdx.x, slices, slice_ptr, col, val);  // read-only: before the wait
     pdl_wait();
-    if (!dot.trigger_late) pdl_launch_dependents();
   }
   const double mine = bcsr_split_share<T, W, Dot>(blockIdx.x, slices, slice_ptr, perm, col, val, x, y, part);
-  if constexpr (Dot)
-    if (dot.trigger_late) pdl_launch_dependents();
   if constexpr (Dot) {
+    // The next kernel may start once this block's products are done, not earlier: its blocks would
+    // then take the SMs' room from this kernel's.
+    pdl_launch_dependents();
     Sums<1> total;
     if (grid_sum<1, 32 * kSplitWarps>(Sums<1>{{mine}}, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
   }
