@@ -3,6 +3,7 @@
 // (the product kernels of spmv_cuda.cu launch one block per share), and the programmatic-launch
 // calls that the CG kernels (cg_kernels.cuh) share with them.
 #include "solvers/common/pdl.cuh"
+#include "solvers/linalg/bcsr_slices.h"
 #include "solvers/linalg/grid_reduce.cuh"
 #include "solvers/linalg/spmv_rows.h"
 
@@ -25,9 +26,9 @@ __device__ double bcsr_lane_dot(const Index* __restrict__ perm, Index s, int lan
 }
 
 // The split product: W warps per slice, kBcsrSplitWarps / W slices per block of 32 * kBcsrSplitWarps
-// threads. Warp w of a slice takes steps w, w + W, ...; warp 0 then adds the others' partial sums
-// from shared memory in warp order, as the CPU reference (sliced_bcsr_lane with `warps` = W) does.
-constexpr int kBcsrSplitWarps = 8;
+// threads (bcsr_slices.h). Warp w of a slice takes steps w, w + W, ...; warp 0 then adds the others'
+// partial sums from shared memory in warp order, as the CPU reference (sliced_bcsr_lane with
+// `warps` = W) does.
 template <class T>
 using BcsrSplitScratch = T[kBcsrSplitWarps][3][32];
 

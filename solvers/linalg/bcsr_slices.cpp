@@ -90,6 +90,12 @@ int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors) {
   return w;
 }
 
+std::size_t sliced_bcsr_product_blocks(Index slices, int warps_per_slice) {
+  const int w = warps_per_slice;
+  const Index per_block = w == 2 || w == 4 || w == 8 ? kBcsrSplitWarps / w : kBcsrWarps;
+  return std::max<std::size_t>(std::size_t((slices + per_block - 1) / per_block), 1);
+}
+
 template <class T>
 std::size_t storage_bytes(const SlicedBcsr<T>& s) {
   return s.perm.size() * sizeof(Index) + s.slice_ptr.size() * sizeof(Offset) + s.col.size() * sizeof(Index) +

@@ -44,6 +44,15 @@ SlicedBcsr<T> make_sliced_bcsr(const BcsrMatrix<T>& m, int sort_window = kDefaul
 // while the mean steps per slice are fewer than the warps.
 int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors);
 
+// Warps per thread block of the device product: with one warp per slice, kBcsrWarps slices per
+// block; split among W = 2, 4 or 8 warps, kBcsrSplitWarps / W slices per block.
+inline constexpr int kBcsrWarps = 4;
+inline constexpr int kBcsrSplitWarps = 8;
+// Thread blocks of the device product of `slices` slices at `warps_per_slice` (at least 1): the
+// partial sums its fused dot writes (LinearOperator::fused_dot_blocks), so that a method can plan
+// its CG (CgProblem) before the operator exists.
+std::size_t sliced_bcsr_product_blocks(Index slices, int warps_per_slice);
+
 // Back to BCSR (exact: the layout only moves values).
 template <class T>
 BcsrMatrix<T> to_bcsr(const SlicedBcsr<T>& s);

@@ -465,6 +465,7 @@ TEST(DeviceBcsrDot, EqualsProductAndHostDot) {
       s.warps_per_slice = w;
       const auto op = make_sliced_bcsr_operator(s, Location::Device);
       ASSERT_GT(op->fused_dot_blocks(), 0u);
+      EXPECT_EQ(op->fused_dot_blocks(), sliced_bcsr_product_blocks(s.slices(), w)) << name << " w" << w;
       const std::vector<double> y_plain = apply_from_host(*op, x);
       double host_dot = 0;
       for (size_t i = 0; i < x.size(); ++i) host_dot += x[i] * y_plain[i];
