@@ -1,9 +1,9 @@
 #pragma once
-// One thread block's share of the sliced BCSR product on the device, as device functions: the
-// product kernels of spmv_cuda.cu launch one block per share, and the persistent single-reduction
-// CG (cg_cuda.cu) runs the same shares inside its own kernel, so that both compute the same bits
-// (the same lanes' sums, the same warp order, the same block reduction of the fused dot).
+// One thread block's share of the split sliced BCSR product on the device, as device functions
+// (the product kernels of spmv_cuda.cu launch one block per share), and the programmatic-launch
+// calls that the CG kernels (cg_kernels.cuh) share with them.
 #include "solvers/common/pdl.cuh"
+#include "solvers/linalg/bcsr_slices.h"
 #include "solvers/linalg/grid_reduce.cuh"
 #include "solvers/linalg/spmv_rows.h"
 
@@ -26,9 +26,9 @@ __device__ double bcsr_lane_dot(const Index* __restrict__ perm, Index s, int lan
 }
 
 // The split product: W warps per slice, kBcsrSplitWarps / W slices per block of 32 * kBcsrSplitWarps
-// threads. Warp w of a slice takes steps w, w + W, ...; warp 0 then adds the others' partial sums
-// from shared memory in warp order, as the CPU reference (sliced_bcsr_lane with `warps` = W) does.
-constexpr int kBcsrSplitWarps = 8;
+// threads (bcsr_slices.h). Warp w of a slice takes steps w, w + W, ...; warp 0 then adds the others'
+// partial sums from shared memory in warp order, as the CPU reference (sliced_bcsr_lane with
+// `warps` = W) does.
 template <class T>
 using BcsrSplitScratch = T[kBcsrSplitWarps][3][32];
 
@@ -66,8 +66,8 @@ __device__ double bcsr_split_share(unsigned b, Index slices, const Offset* __res
 }
 
 // Asks L1 for the first kPrefetchSteps steps (values and column indices) of this thread's lane in
-// share `b`: a caller that must wait before the product (a grid barrier: x not yet complete) has
-// them arrive meanwhile, since the matrix does not depend on x.
+// share `b`: a caller that must wait before the product (pdl_wait: x not yet complete) has them
+// arrive meanwhile, since the matrix does not depend on x.
 template <class T, int W>
 __device__ void bcsr_split_share_prefetch(unsigned b, Index slices, const Offset* __restrict__ slice_ptr,
                                           const Index* __restrict__ col, const T* __restrict__ val) {

@@ -81,14 +81,19 @@ BcsrMatrix<T> to_bcsr(const SlicedBcsr<T>& s) {
 }
 
 int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors) {
-  // Measured on the H100 (132 SMs, bench_sparse spmv/cuda/bcsr_w*, PERF_NOTES.md): one warp per
-  // slice leaves the loads' latency exposed on small matrices (0.06-0.6 of triad below ~1,000
-  // slices); 8 warps were fastest on the real meshes (188-642 slices), 4 on the 0.1M- and 1M-DOF
-  // bunnies (1,040 and 10,400 slices; 4 beat 1 by 5% even there).
+  // One warp per slice leaves the loads' latency exposed when there are few slices per SM (too
+  // few warps in flight); splitting a slice among warps restores the parallelism at the price of
+  // a shared-memory sum, which pays while slices are few (bench_sparse spmv/cuda/bcsr_w*, PERF_NOTES.md).
   const double mean_steps = slices > 0 ? double(steps) / double(slices) : 0.0;
   int w = double(slices) < 6.0 * multiprocessors ? 8 : 4;
   while (w > 1 && mean_steps < w) w /= 2;  // at least one step per warp on average
   return w;
+}
+
+std::size_t sliced_bcsr_product_blocks(Index slices, int warps_per_slice) {
+  const int w = warps_per_slice;
+  const Index per_block = w == 2 || w == 4 || w == 8 ? kBcsrSplitWarps / w : kBcsrWarps;
+  return std::max<std::size_t>(std::size_t((slices + per_block - 1) / per_block), 1);
 }
 
 template <class T>

@@ -35,14 +35,23 @@ struct SlicedBcsr {
 };
 
 // sort_window: slices per window sorted by row length (32 = 1,024 block rows); <= 1 keeps the
-// order. 32 rather than 8: on the 1M-DOF bunny the padding falls from 2.5% to 1.0% and the SpMV
-// runs 1.7% faster (H100, PERF_NOTES.md); x's locality within 1,024 RCM-ordered rows is kept.
+// order. A wider window pads less on irregular meshes (the padding is read like real blocks),
+// and 1,024 RCM-ordered rows still keep x's locality; 32 beat 8 on the bunny (PERF_NOTES.md).
 inline constexpr int kDefaultSortWindow = 32;
 template <class T>
 SlicedBcsr<T> make_sliced_bcsr(const BcsrMatrix<T>& m, int sort_window = kDefaultSortWindow);
 // Warps per slice for a device of `multiprocessors` SMs: 8 below 6 slices per SM, else 4, halved
 // while the mean steps per slice are fewer than the warps.
 int choose_warps_per_slice(Index slices, Offset steps, int multiprocessors);
+
+// Warps per thread block of the device product: with one warp per slice, kBcsrWarps slices per
+// block; split among W = 2, 4 or 8 warps, kBcsrSplitWarps / W slices per block.
+inline constexpr int kBcsrWarps = 4;
+inline constexpr int kBcsrSplitWarps = 8;
+// Thread blocks of the device product of `slices` slices at `warps_per_slice` (at least 1): the
+// partial sums its fused dot writes (LinearOperator::fused_dot_blocks), so that a method can plan
+// its CG (CgProblem) before the operator exists.
+std::size_t sliced_bcsr_product_blocks(Index slices, int warps_per_slice);
 
 // Back to BCSR (exact: the layout only moves values).
 template <class T>

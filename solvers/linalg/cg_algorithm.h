@@ -32,18 +32,19 @@
 // Dot products accumulate in double in both precisions (fp32 sums over 10^7 entries would lose
 // about three digits), and alpha/beta are rounded to T where they scale vectors.
 //
-// Device (cg_cuda.cu): the scalars live in device memory in a CgScalars; the reduction kernels
-// write per-block partial sums, and the last block to finish (an atomic ticket) adds them in a
-// fixed order (deterministic: two runs give identical bits, graph or not) and runs cg_set_alpha
-// or cg_finish_update itself, so no scalar travels to the host during the iteration. Steps 2-4 start
-// by reading the status and return at once when the solve has stopped; step 1 is the operator's
-// (format-agnostic) and still runs. The host enqueues `check_every` iterations (one CUDA graph
-// launch), then reads the scalars once (a 64-byte copy to pinned memory and a stream
-// synchronization). So a solve costs ceil(iterations / k) host round trips instead of one or two
-// per iteration, and at most k - 1 wasted operator products after the stop; k = 8 keeps the waste
-// under ~10% of a 100-iteration solve while making the round trips (~10 us each) small against
-// k iterations of a large matrix. A fixed-count solve (tolerance 0) can set k = max_iterations and
-// read them once, at the end.
+// Device (cg_cuda.cu, its kernels in cg_kernels.cuh): the scalars live in device memory in a
+// CgScalars; the reduction kernels write per-block partial sums, and the last block to finish (an
+// atomic ticket) adds them in a fixed order (deterministic: two runs give identical bits, graph or
+// not) and runs cg_set_alpha or cg_finish_update itself, so no scalar travels to the host during
+// the iteration (the single reduction may instead have the next kernel add them: CgOptions::
+// sr_reduction). Steps 2-4 start by reading the status and return at once when the solve has
+// stopped; step 1 is the operator's (format-agnostic) and still runs. The host enqueues
+// `check_every` iterations (one CUDA graph launch), then reads the scalars once (a 64-byte copy to
+// pinned memory and a stream synchronization). So a solve costs ceil(iterations / k) host round
+// trips instead of one or two per iteration, and at most k - 1 wasted operator products after the
+// stop; k = 8 keeps the waste under ~10% of a 100-iteration solve while making the round trips
+// small against k iterations of a large matrix. A fixed-count solve (tolerance 0) can set
+// k = max_iterations and read them once, at the end.
 #include <cmath>
 
 #include "assembly/hd.h"

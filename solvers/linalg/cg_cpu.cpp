@@ -40,7 +40,8 @@ namespace {
 template <class T>
 class HostCgEngine final : public CgSolver<T>::Engine {
  public:
-  HostCgEngine(const LinearOperator<T>& A, const CgOptions& o) : A_(A), o_(o), n_(A.rows()) {
+  HostCgEngine(const LinearOperator<T>& A, const CgOptions& o, const CgPlan& plan)
+      : A_(A), options_(o), single_reduction_(plan.single_reduction), n_(A.rows()) {
     r_.resize(size_t(n_));
     p_.resize(size_t(n_));
     q_.resize(size_t(n_));
@@ -49,7 +50,7 @@ class HostCgEngine final : public CgSolver<T>::Engine {
       A.diagonal(d.data());
       dinv_ = jacobi_inverse(d, A.name());
     }
-    if (o.single_reduction) {
+    if (single_reduction_) {
       s_vec_.resize(size_t(n_));
       w_.resize(size_t(n_));
       if (!dinv_.empty()) u_.resize(size_t(n_));
@@ -59,15 +60,15 @@ class HostCgEngine final : public CgSolver<T>::Engine {
   CgResult solve(const T* b, T* x) override {
     b_ = b;
     x_ = x;
-    history_.assign(size_t(std::max(o_.max_iterations, 0)) + 1, 0.0);
-    if (o_.single_reduction) {
+    history_.assign(size_t(std::max(options_.max_iterations, 0)) + 1, 0.0);
+    if (single_reduction_) {
       cg_sr_start_steps(*this);
-      while (s_.status == cg_detail::kRunning) cg_sr_iteration_steps(*this);
+      while (scalars_.status == cg_detail::kRunning) cg_sr_iteration_steps(*this);
     } else {
       cg_start_steps(*this);
-      while (s_.status == cg_detail::kRunning) cg_iteration_steps(*this);
+      while (scalars_.status == cg_detail::kRunning) cg_iteration_steps(*this);
     }
-    return cg_result(s_, history_.data());
+    return cg_result(scalars_, history_.data());
   }
   void refresh_preconditioner() override {
     if (dinv_.empty()) return;
@@ -78,7 +79,7 @@ class HostCgEngine final : public CgSolver<T>::Engine {
   // The host runs a solve to its end at once; it stops early, which enqueue()'s contract allows
   // (the device's extra steps after the stop are no-ops).
   void enqueue(const T* b, T* x) override { solve(b, x); }
-  CgResult last_result() override { return cg_result(s_, history_.data()); }
+  CgResult last_result() override { return cg_result(scalars_, history_.data()); }
 
   // ---- the steps (cg_algorithm.h) ----
   void apply_to_x() { A_.apply(x_, q_.data()); }
@@ -87,74 +88,75 @@ class HostCgEngine final : public CgSolver<T>::Engine {
     double rz = 0, rr = 0, bb = 0;
     const T* dinv = dinv_.empty() ? nullptr : dinv_.data();
     // The single-reduction start writes u = M r where the standard one writes p = M r.
-    T* z = o_.single_reduction ? u() : p_.data();
+    T* z = single_reduction_ ? u() : p_.data();
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr, bb) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) cg_start_entry(i, b_, q_.data(), dinv, r_.data(), z, rz, rr, bb);
-    cg_start(s_, rz, rr, bb, o_.tolerance, o_.max_iterations, history_.data());
+    cg_start(scalars_, rz, rr, bb, options_.tolerance, options_.max_iterations, history_.data());
     report();
   }
   void reduce_alpha() {
-    if (s_.status != cg_detail::kRunning) return;
+    if (scalars_.status != cg_detail::kRunning) return;
     double pq = 0;
 #pragma omp parallel for schedule(static) reduction(+ : pq) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) pq += double(p_[size_t(i)]) * double(q_[size_t(i)]);
-    cg_set_alpha(s_, pq);
+    cg_set_alpha(scalars_, pq);
   }
   void update_solution() {
-    if (s_.status != cg_detail::kRunning) return;
+    if (scalars_.status != cg_detail::kRunning) return;
     double rz = 0, rr = 0;
-    const T alpha = T(s_.alpha);
+    const T alpha = T(scalars_.alpha);
     const T* dinv = dinv_.empty() ? nullptr : dinv_.data();
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) cg_update_entry(i, alpha, p_.data(), q_.data(), dinv, x_, r_.data(), rz, rr);
-    cg_finish_update(s_, rz, rr, history_.data());
+    cg_finish_update(scalars_, rz, rr, history_.data());
     report();
   }
   void update_direction() {
-    if (s_.status != cg_detail::kRunning) return;
-    const T beta = T(s_.beta);
+    if (scalars_.status != cg_detail::kRunning) return;
+    const T beta = T(scalars_.beta);
     const T* dinv = dinv_.empty() ? nullptr : dinv_.data();
 #pragma omp parallel for schedule(static) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) cg_direction_entry(i, beta, r_.data(), dinv, p_.data());
   }
   void apply_dot_u() {
-    if (s_.status != cg_detail::kRunning) return;
+    if (scalars_.status != cg_detail::kRunning) return;
     A_.apply(u(), w_.data());
     double delta = 0;
     const T* uu = u();
 #pragma omp parallel for schedule(static) reduction(+ : delta) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i) delta += double(uu[size_t(i)]) * double(w_[size_t(i)]);
-    s_.delta = delta;
+    scalars_.delta = delta;
   }
   void sr_update() {
-    if (s_.status != cg_detail::kRunning) return;
+    if (scalars_.status != cg_detail::kRunning) return;
     double alpha_d = 0, beta_d = 0;
-    if (const int st = cg_sr_coefficients(s_, alpha_d, beta_d); st != cg_detail::kRunning) {
-      s_.status = st;
+    if (const int st = cg_sr_coefficients(scalars_, alpha_d, beta_d); st != cg_detail::kRunning) {
+      scalars_.status = st;
       return;
     }
     const T alpha = T(alpha_d), beta = T(beta_d);
-    const bool first = s_.iteration == 0;
+    const bool first = scalars_.iteration == 0;
     const T* dinv = dinv_.empty() ? nullptr : dinv_.data();
     T* uu = u();
     double rz = 0, rr = 0;
 #pragma omp parallel for schedule(static) reduction(+ : rz, rr) if (n_ >= kParallelMin)
     for (Offset i = 0; i < n_; ++i)
       cg_sr_update_entry(i, first, alpha, beta, w_.data(), dinv, p_.data(), s_vec_.data(), x_, r_.data(), uu, rz, rr);
-    cg_sr_finish_update(s_, alpha_d, rz, rr, history_.data());
+    cg_sr_finish_update(scalars_, alpha_d, rz, rr, history_.data());
     report();
   }
 
  private:
   // CgOptions::on_iteration for the residual just recorded; false stops a running solve.
   void report() {
-    if (!o_.on_iteration) return;
-    const bool go_on = o_.on_iteration(s_.iteration, history_[size_t(s_.iteration)]);
-    if (!go_on && s_.status == cg_detail::kRunning) s_.status = cg_detail::kStopped;
+    if (!options_.on_iteration) return;
+    const bool go_on = options_.on_iteration(scalars_.iteration, history_[size_t(scalars_.iteration)]);
+    if (!go_on && scalars_.status == cg_detail::kRunning) scalars_.status = cg_detail::kStopped;
   }
 
   const LinearOperator<T>& A_;
-  CgOptions o_;
+  CgOptions options_;
+  bool single_reduction_;  // CgPlan::single_reduction
   Index n_;
   // u = M r of the single-reduction iteration; r itself without a preconditioner.
   T* u() { return dinv_.empty() ? r_.data() : u_.data(); }
@@ -162,7 +164,7 @@ class HostCgEngine final : public CgSolver<T>::Engine {
   std::vector<T> r_, p_, q_, dinv_;
   std::vector<T> s_vec_, w_, u_;  // single reduction only
   std::vector<double> history_;
-  CgScalars s_;
+  CgScalars scalars_;
   const T* b_ = nullptr;
   T* x_ = nullptr;
 };
@@ -170,8 +172,9 @@ class HostCgEngine final : public CgSolver<T>::Engine {
 }  // namespace
 
 template <class T>
-std::unique_ptr<typename CgSolver<T>::Engine> make_host_cg_engine(const LinearOperator<T>& A, const CgOptions& o) {
-  return std::make_unique<HostCgEngine<T>>(A, o);
+std::unique_ptr<typename CgSolver<T>::Engine> make_host_cg_engine(const LinearOperator<T>& A, const CgOptions& o,
+                                                                  const CgPlan& plan) {
+  return std::make_unique<HostCgEngine<T>>(A, o, plan);
 }
 
 }  // namespace detail
@@ -185,7 +188,9 @@ CgSolver<T>::CgSolver(const LinearOperator<T>& A, const CgOptions& o) {
   if (o.on_iteration && A.location() == Location::Device)
     throw InputError("CG on '" + A.name() + "': CgOptions::on_iteration is host-only (the device engine reads its " +
                      "scalars every check_every iterations, not after each)");
-  engine_ = A.location() == Location::Device ? detail::make_device_cg_engine(A, o) : detail::make_host_cg_engine(A, o);
+  plan_ = choose_cg_plan(cg_problem(A), o);
+  engine_ = A.location() == Location::Device ? detail::make_device_cg_engine(A, o, plan_)
+                                             : detail::make_host_cg_engine(A, o, plan_);
 }
 
 template <class T>

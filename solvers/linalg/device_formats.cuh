@@ -121,38 +121,38 @@ template <class D>
 class DeviceMatrixOperator final : public LinearOperator<typename D::value_type> {
  public:
   using T = typename D::value_type;
-  DeviceMatrixOperator(D m, const std::vector<T>& diag, std::string name) : m_(std::move(m)), name_(std::move(name)) {
+  DeviceMatrixOperator(D m, const std::vector<T>& diag, std::string name) : matrix_(std::move(m)), name_(std::move(name)) {
     diag_.upload(diag);
   }
-  Index rows() const override { return rows_of(m_); }
+  Index rows() const override { return rows_of(matrix_); }
   Location location() const override { return Location::Device; }
-  void apply(const T* x, T* y, StreamHandle stream) const override { spmv(m_, x, y, cuda_stream(stream)); }
+  void apply(const T* x, T* y, StreamHandle stream) const override { spmv(matrix_, x, y, cuda_stream(stream)); }
   void diagonal(T* d, StreamHandle stream) const override {
     EB_CUDA_CHECK(cudaMemcpyAsync(d, diag_.data(), diag_.bytes(), cudaMemcpyDeviceToDevice, cuda_stream(stream)));
   }
   std::string name() const override { return name_; }
   std::size_t fused_dot_blocks() const override {
     if constexpr (std::is_same_v<D, DeviceBcsr<T>>)
-      return spmv_dot_blocks(m_);
+      return spmv_dot_blocks(matrix_);
     else
       return 0;
   }
   void apply_dot(const T* x, T* y, const DotTarget& t, StreamHandle stream) const override {
     if constexpr (std::is_same_v<D, DeviceBcsr<T>>)
-      spmv_dot(m_, x, y, t, cuda_stream(stream));
+      spmv_dot(matrix_, x, y, t, cuda_stream(stream));
     else
       LinearOperator<T>::apply_dot(x, y, t, stream);
   }
   typename LinearOperator<T>::Storage hot_storage() const override {
     if constexpr (std::is_same_v<D, DeviceBcsr<T>> || std::is_same_v<D, DeviceCsr<T>> || std::is_same_v<D, DeviceEll<T>>)
-      return {m_.val.data(), m_.val.bytes()};
+      return {matrix_.val.data(), matrix_.val.bytes()};
     else
       return {};
   }
-  const D& matrix() const { return m_; }
+  const D& matrix() const { return matrix_; }
 
  private:
-  D m_;
+  D matrix_;
   cuda::DeviceBuffer<T> diag_;
   std::string name_;
 };

@@ -2,7 +2,7 @@
 // Grid-wide sums of a few doubles inside one kernel, without a second launch, and deterministic:
 // each block writes its partial sums, and the last block to take a ticket adds all partials in
 // block order (the same order every run, so two runs give identical bits, graph or not). Used by
-// the CG engine's reductions (cg_cuda.cu) and by SpMV kernels that fuse a dot product into the
+// the CG engine's reductions (cg_kernels.cuh) and by SpMV kernels that fuse a dot product into the
 // product (spmv_cuda.cu), so the same pattern is written once.
 #include <cub/block/block_reduce.cuh>
 
@@ -56,19 +56,6 @@ __device__ bool grid_sum(const Sums<N>& mine, double* partials, unsigned* ticket
   *ticket = 0;
   total = all;
   return true;
-}
-
-// grid_sum's first half for a kernel whose blocks each stand in for blocks of another launch (the
-// persistent CG, cg_cuda.cu): the block's sum of `mine` (the same reduction, so the same bits)
-// written by thread 0 to dst[0 .. N-1]. All threads of the block must call it; a second call in
-// the same block must come after a __syncthreads() (the scratch is reused).
-template <int N, int Threads>
-__device__ void block_sum_to(const Sums<N>& mine, double* dst) {
-  using Reduce = cub::BlockReduce<Sums<N>, Threads>;
-  __shared__ typename Reduce::TempStorage tmp;
-  const Sums<N> block = Reduce(tmp).Reduce(mine, AddSums<N>());
-  if (threadIdx.x == 0)
-    for (int j = 0; j < N; ++j) dst[j] = block.v[j];
 }
 
 // The total of `count` partial sums (N doubles each) that an earlier kernel on the stream left

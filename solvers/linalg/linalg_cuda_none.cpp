@@ -3,13 +3,16 @@
 #include "meshes/errors.h"
 #include "solvers/linalg/cg.h"
 
-namespace eb::linalg::detail {
-
+namespace eb::linalg {
 namespace {
 [[noreturn]] void no_cuda(const char* what) {
   throw RuntimeFailure(std::string(what) + ": this build has no CUDA backend (configured with ELASTOBENCH_CUDA=OFF or without nvcc)");
 }
 }  // namespace
+
+CgDeviceProperties cg_device_properties() { no_cuda("device CG"); }
+
+namespace detail {
 
 template <class T>
 std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMatrix<T>&, Format f) {
@@ -24,7 +27,8 @@ std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<
   no_cuda("device sliced BCSR operator");
 }
 template <class T>
-std::unique_ptr<typename CgSolver<T>::Engine> make_device_cg_engine(const LinearOperator<T>&, const CgOptions&) {
+std::unique_ptr<typename CgSolver<T>::Engine> make_device_cg_engine(const LinearOperator<T>&, const CgOptions&,
+                                                                    const CgPlan&) {
   no_cuda("device CG");
 }
 template <class T>
@@ -37,4 +41,5 @@ EB_LINALG_DEVICE_OPERATOR_INSTANTIATIONS(double)
 EB_LINALG_DEVICE_CG_INSTANTIATIONS(float)
 EB_LINALG_DEVICE_CG_INSTANTIATIONS(double)
 
-}  // namespace eb::linalg::detail
+}  // namespace detail
+}  // namespace eb::linalg

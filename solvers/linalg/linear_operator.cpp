@@ -10,10 +10,10 @@ std::string to_string(Location where) { return where == Location::Host ? "host" 
 
 template <class T>
 HostFunctionOperator<T>::HostFunctionOperator(Index n, ApplyFn apply, std::vector<T> diag, std::string name)
-    : n_(n), apply_(std::move(apply)), diag_(std::move(diag)), name_(std::move(name)) {
-  if (diag_.size() != size_t(n_))
+    : rows_(n), apply_(std::move(apply)), diag_(std::move(diag)), name_(std::move(name)) {
+  if (diag_.size() != size_t(rows_))
     throw InputError("operator '" + name_ + "': diagonal has " + std::to_string(diag_.size()) + " entries for " +
-                     std::to_string(n_) + " rows");
+                     std::to_string(rows_) + " rows");
 }
 
 template <class T>

@@ -32,16 +32,13 @@ using StreamHandle = void*;  // cudaStream_t for device operators; host operator
 // (grid_reduce.cuh sum_partials; the single-reduction CG at small sizes).
 // `programmatic`: the product may be launched as a programmatic dependent of the kernel before it
 // on the stream (CUDA programmatic dependent launch: its blocks start while that kernel drains and
-// wait for it before reading x); it then lets the next kernel do the same. A hint: operators that
-// cannot simply launch normally. `trigger_late`: the next kernel may start only once this one's
-// blocks have done their products (not as soon as they have waited), so that its blocks do not take
-// the SMs' room from this one's.
+// wait for it before reading x); it then lets the next kernel do the same once its blocks have done
+// their products. A hint: operators that cannot simply launch normally.
 struct DotTarget {
   double* partials = nullptr;
   unsigned* ticket = nullptr;
   double* result = nullptr;
   bool programmatic = false;
-  bool trigger_late = false;
 };
 
 template <class T>
@@ -81,16 +78,16 @@ template <class M>
 class HostMatrixOperator final : public LinearOperator<typename M::value_type> {
  public:
   using T = typename M::value_type;
-  HostMatrixOperator(M m, std::string name) : m_(std::move(m)), name_(std::move(name)) {}
-  Index rows() const override { return rows_of(m_); }
+  HostMatrixOperator(M m, std::string name) : matrix_(std::move(m)), name_(std::move(name)) {}
+  Index rows() const override { return rows_of(matrix_); }
   Location location() const override { return Location::Host; }
-  void apply(const T* x, T* y, StreamHandle) const override { spmv(m_, x, y); }
-  void diagonal(T* d, StreamHandle) const override { linalg::diagonal(m_, d); }
+  void apply(const T* x, T* y, StreamHandle) const override { spmv(matrix_, x, y); }
+  void diagonal(T* d, StreamHandle) const override { linalg::diagonal(matrix_, d); }
   std::string name() const override { return name_; }
-  const M& matrix() const { return m_; }
+  const M& matrix() const { return matrix_; }
 
  private:
-  M m_;
+  M matrix_;
   std::string name_;
 };
 
@@ -100,14 +97,14 @@ class HostFunctionOperator final : public LinearOperator<T> {
  public:
   using ApplyFn = std::function<void(const T* x, T* y)>;
   HostFunctionOperator(Index n, ApplyFn apply, std::vector<T> diag, std::string name);
-  Index rows() const override { return n_; }
+  Index rows() const override { return rows_; }
   Location location() const override { return Location::Host; }
   void apply(const T* x, T* y, StreamHandle) const override { apply_(x, y); }
   void diagonal(T* d, StreamHandle) const override;
   std::string name() const override { return name_; }
 
  private:
-  Index n_;
+  Index rows_;
   ApplyFn apply_;
   std::vector<T> diag_;
   std::string name_;

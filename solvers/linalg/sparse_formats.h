@@ -78,7 +78,7 @@ struct CsrMatrix {
 template <class T>
 struct BcsrMatrix {
   using value_type = T;
-  static constexpr int kB = 3;
+  static constexpr int kBlockSize = 3;  // 3 x 3 blocks: a node's three displacements
   Index block_rows = 0, block_cols = 0;
   std::vector<Offset> row_ptr;  // block_rows + 1, in blocks
   std::vector<Index> col;       // block column per block

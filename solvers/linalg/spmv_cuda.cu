@@ -81,7 +81,6 @@ __global__ void __launch_bounds__(kThreads) k_ell(Index rows, Index width, const
   if (i < rows) y[i] = ell_row(col, val, rows, width, x, i, diag ? diag[i] * x[i] : T(0));
 }
 
-constexpr int kBcsrWarps = 4;
 template <class T, bool Dot>
 __global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, const Offset* __restrict__ slice_ptr,
                                                                  const Index* __restrict__ perm,
@@ -103,9 +102,8 @@ __global__ void __launch_bounds__(32 * kBcsrWarps) k_bcsr_sliced(Index slices, c
 }
 
 // The split product (bcsr_device.cuh): one block per share.
-constexpr int kSplitWarps = kBcsrSplitWarps;
 template <class T, int W, bool Dot>
-__global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index slices,
+__global__ void __launch_bounds__(32 * kBcsrSplitWarps) k_bcsr_sliced_split(Index slices,
                                                                         const Offset* __restrict__ slice_ptr,
                                                                         const Index* __restrict__ perm,
                                                                         const Index* __restrict__ col,
@@ -116,21 +114,21 @@ __global__ void __launch_bounds__(32 * kSplitWarps) k_bcsr_sliced_split(Index sl
   if constexpr (Dot) {  // the single-reduction CG's product (DotTarget::programmatic)
     bcsr_split_share_prefetch<T, W>(blockIdx.x, slices, slice_ptr, col, val);  // read-only: before the wait
     pdl_wait();
-    if (!dot.trigger_late) pdl_launch_dependents();
   }
   const double mine = bcsr_split_share<T, W, Dot>(blockIdx.x, slices, slice_ptr, perm, col, val, x, y, part);
-  if constexpr (Dot)
-    if (dot.trigger_late) pdl_launch_dependents();
   if constexpr (Dot) {
+    // The next kernel may start once this block's products are done, not earlier: its blocks would
+    // then take the SMs' room from this kernel's.
+    pdl_launch_dependents();
     Sums<1> total;
-    if (grid_sum<1, 32 * kSplitWarps>(Sums<1>{{mine}}, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
+    if (grid_sum<1, 32 * kBcsrSplitWarps>(Sums<1>{{mine}}, dot.partials, dot.ticket, total)) *dot.result = total.v[0];
   }
 }
 
 template <class T, int W, bool Dot>
 void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget& dot, cudaStream_t st) {
   cuda::launch_kernel(Dot && dot.programmatic, k_bcsr_sliced_split<T, W, Dot>, dim3(bcsr_split_shares<W>(a.slices)),
-                      dim3(32 * kSplitWarps), 0, st, a.slices, static_cast<const Offset*>(a.slice_ptr.data()),
+                      dim3(32 * kBcsrSplitWarps), 0, st, a.slices, static_cast<const Offset*>(a.slice_ptr.data()),
                       static_cast<const Index*>(a.perm.data()), static_cast<const Index*>(a.col.data()),
                       static_cast<const T*>(a.val.data()), x, y, dot);
 }
@@ -138,9 +136,7 @@ void launch_bcsr_split(const DeviceBcsr<T>& a, const T* x, T* y, const DotTarget
 // Thread blocks of the BCSR product: the partial sums its fused dot needs.
 template <class T>
 unsigned bcsr_blocks(const DeviceBcsr<T>& a) {
-  const int w = a.warps_per_slice;
-  const Index per_block = w == 2 || w == 4 || w == 8 ? kSplitWarps / w : kBcsrWarps;
-  return unsigned((a.slices + per_block - 1) / per_block);
+  return unsigned(sliced_bcsr_product_blocks(a.slices, a.warps_per_slice));
 }
 
 template <class T, bool Dot>
@@ -325,7 +321,7 @@ void spmv(const DeviceBcsr<T>& a, const T* x, T* y, cudaStream_t st) {
 
 template <class T>
 std::size_t spmv_dot_blocks(const DeviceBcsr<T>& a) {
-  return std::max<std::size_t>(bcsr_blocks(a), 1);
+  return bcsr_blocks(a);
 }
 
 template <class T>

@@ -254,13 +254,14 @@ struct PcgRun {
 };
 
 // The solver of a fixed-count solve of `iterations` iterations (tolerance 0), all of them in one
-// chunk (one graph launch, or one persistent kernel, and one status read).
+// chunk (one graph launch and one status read). The iteration and the L2 residency are set, not
+// left to the size rule, so that each row times what its name says.
 template <class T>
 std::unique_ptr<CgSolver<T>> fixed_count_solver(const LinearOperator<T>& op, int iterations, bool single_reduction,
                                                 bool l2 = false) {
   CgOptions o;
-  o.single_reduction = single_reduction;
-  o.l2_resident_operator = l2;
+  o.single_reduction = single_reduction ? SingleReduction::On : SingleReduction::Off;
+  o.l2_resident_operator = l2 ? L2Residency::On : L2Residency::Off;
   o.tolerance = 0;
   o.max_iterations = iterations;
   o.check_every = iterations;
@@ -299,15 +300,14 @@ void time_pcg(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A
 // kPcgIterations + kMarginalIterations, from the same x = 0, each timed with CUDA events; the
 // benchmark's time is their difference, per added iteration through iterations_per_solve. A
 // whole-solve time per iteration (time_pcg) also charges each iteration 1/50 of what a solve does
-// once: the start (r = b - A x and the first product), the host's status reads, the copies of x;
-// at ~0.1M DOFs that is ~1.5-2 us per iteration on the H100 (PERF_NOTES.md).
+// once: the start (r = b - A x and the first product), the host's status reads, the copies of x,
+// which is not small against an iteration at ~0.1M DOFs (PERF_NOTES.md).
 constexpr int kMarginalIterations = 100;
 
 template <class T>
 void time_pcg_marginal(benchmark::State& state, PcgRun<T>& p, const AssembledMatrix<T>& A) {
   // The triad before any L2-resident solver exists: while one lives, its persisting-L2 set-aside
-  // slows every other kernel's DRAM streaming (H100: triad 2.85 -> 1.37 TB/s at a 32.8 MB
-  // set-aside, 2.73 TB/s at 16.4 MB; PERF_NOTES.md).
+  // slows every other kernel's DRAM streaming (PERF_NOTES.md).
   const double triad = triad_gbps(int(sizeof(T)));
   if (!p.solver) p.solver = fixed_count_solver(*p.op, kPcgIterations, p.single_reduction, p.l2);
   if (!p.longer) p.longer = fixed_count_solver(*p.op, kPcgIterations + kMarginalIterations, p.single_reduction, p.l2);

@@ -40,7 +40,7 @@ struct CgCase {
   Format format;
   Precision precision;
   Preconditioner preconditioner;
-  bool single_reduction = false;  // CgOptions::single_reduction
+  bool single_reduction = false;  // CgOptions::single_reduction On (else Off)
 };
 
 std::string label(const CgCase& c) {
@@ -95,7 +95,7 @@ void check_tolerance(const CgCase& c) {
 
   CgOptions o;
   o.preconditioner = c.preconditioner;
-  o.single_reduction = c.single_reduction;
+  o.single_reduction = c.single_reduction ? SingleReduction::On : SingleReduction::Off;
   o.tolerance = fp64 ? 1e-10 : 1e-5;
   o.max_iterations = 20000;
   std::vector<T> x(b.size(), T(0));
@@ -137,7 +137,7 @@ void check_fixed_count(const CgCase& c) {
   const auto op = make_matrix_operator(A, c.format, kSubject);
   CgOptions o;
   o.preconditioner = c.preconditioner;
-  o.single_reduction = c.single_reduction;
+  o.single_reduction = c.single_reduction ? SingleReduction::On : SingleReduction::Off;
   o.tolerance = 0;
   o.max_iterations = 30;
   o.check_every = 7;  // not a divisor of 30: the last chunk runs past the limit as no-ops
@@ -228,7 +228,7 @@ void check_edges(bool single_reduction) {
   CgOptions o;
   o.tolerance = 1e-4;
   o.max_iterations = 500;
-  o.single_reduction = single_reduction;
+  o.single_reduction = single_reduction ? SingleReduction::On : SingleReduction::Off;
   {  // b = 0 from x = 0: nothing to do
     std::vector<T> b(n, T(0)), x(n, T(0));
     const CgResult r = cg_solve_from_host(*op, b, x, o);

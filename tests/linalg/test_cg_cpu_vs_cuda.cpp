@@ -2,27 +2,29 @@
 // iteration of cg_algorithm.h; on the same problem in fp64 their residual histories must agree per
 // iteration and their iterates at the end (only summation orders differ: ~1e-15 per step, grown
 // by the iteration to ~1e-12 over 40 steps; tolerance 1e-9). With every format's device operator
-// captured in the graph. And the device engine's own knobs change nothing: graph or direct
+// captured in the graph. And the device engine's own launch choices change nothing: graph or direct
 // launches and any check_every give bit-identical results (the reductions are deterministic).
-// The single reduction runs with its reductions finished by each kernel's last block, with them
-// summed by the next kernel, and as one persistent kernel per chunk (EB_CG_SR_REDUCTION), all
-// checked here; the persistent kernel must give the next-kernel engine's bits.
+// The single reduction runs with its reductions finished by each kernel's last block and with them
+// summed by the next kernel (CgOptions::sr_reduction), both checked here; and a solver left on Auto
+// runs the plan choose_cg_plan gives for its operator (cg_plan.cpp; its rules: test_cg_plan.cpp).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "meshes/errors.h"
 #include "solvers/linalg/cg.h"
 #include "solvers/linalg/device_formats.cuh"
-#include "tests/common/env_guard.h"
 #include "tests/linalg/linalg_cases.h"
 
 namespace eb::linalg::test {
 namespace {
 
-using ::eb::test::EnvGuard;
-// The two ways the single-reduction engine finishes a reduction (cg_cuda.cu).
-constexpr const char* kSrReductions[] = {"last-block", "next-kernel"};
+// The two ways the single-reduction engine finishes a reduction (cg_kernels.cuh).
+constexpr SrReduction kSrReductions[] = {SrReduction::LastBlock, SrReduction::NextKernel};
 
 struct Solved {
   CgResult result;
@@ -36,12 +38,20 @@ Solved run(const LinearOperator<double>& op, const std::vector<double>& b, const
   return r;
 }
 
-CgOptions fixed(int iterations, Preconditioner pre, bool single_reduction) {
+// The iteration of options: standard (reduction Auto) or the single reduction with `reduction`.
+CgOptions iteration(SrReduction reduction, bool single_reduction = true) {
   CgOptions o;
+  o.single_reduction = single_reduction ? SingleReduction::On : SingleReduction::Off;
+  o.sr_reduction = single_reduction ? reduction : SrReduction::Auto;
+  return o;
+}
+CgOptions standard() { return iteration(SrReduction::Auto, false); }
+
+// A fixed count of iterations (tolerance 0) of `o`'s iteration.
+CgOptions fixed(int iterations, Preconditioner pre, CgOptions o) {
   o.tolerance = 0;
   o.max_iterations = iterations;
   o.preconditioner = pre;
-  o.single_reduction = single_reduction;
   return o;
 }
 
@@ -50,26 +60,26 @@ class CgDeviceVsHost : public ::testing::TestWithParam<Format> {};
 TEST_P(CgDeviceVsHost, SameHistoryAndIterate) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("box6");
-  for (const char* sr_mode : {"", "last-block", "next-kernel", "persistent"})
-  for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) {
-    const bool sr = *sr_mode != '\0';
-    if (std::string(sr_mode) == "persistent" && GetParam() != Format::Bcsr) continue;  // BCSR only
-    EnvGuard mode("EB_CG_SR_REDUCTION", sr_mode);
-    const auto host = make_matrix_operator(P.A, GetParam(), Location::Host);
-    const auto dev = make_matrix_operator(P.A, GetParam(), Location::Device);
-    const Solved h = run(*host, P.b, fixed(40, pre, sr)), d = run(*dev, P.b, fixed(40, pre, sr));
-    ASSERT_EQ(h.result.iterations, 40);
-    ASSERT_EQ(d.result.iterations, 40);
-    EXPECT_EQ(d.result.status, h.result.status);
-    double worst = 0;
-    for (size_t k = 0; k < h.result.residuals.size(); ++k)
-      worst = std::max(worst, std::abs(d.result.residuals[k] - h.result.residuals[k]) / h.result.residuals[k]);
-    std::printf("[ measured ] %s %s%s%s: history %.3e, iterate %.3e\n", to_string(GetParam()).c_str(),
-                pre == Preconditioner::Jacobi ? "pcg" : "cg", sr ? " single reduction, " : "", sr_mode, worst,
-                relative_error(d.x, h.x));
-    EXPECT_LE(worst, 1e-9);
-    EXPECT_LE(relative_error(d.x, h.x), 1e-9);
-  }
+  const std::pair<const char*, CgOptions> modes[] = {{"standard", standard()},
+                                                     {"single reduction, last-block", iteration(SrReduction::LastBlock)},
+                                                     {"single reduction, next-kernel", iteration(SrReduction::NextKernel)}};
+  for (const auto& [mode, options] : modes)
+    for (Preconditioner pre : {Preconditioner::None, Preconditioner::Jacobi}) {
+      const auto host = make_matrix_operator(P.A, GetParam(), Location::Host);
+      const auto dev = make_matrix_operator(P.A, GetParam(), Location::Device);
+      const CgOptions o = fixed(40, pre, options);
+      const Solved h = run(*host, P.b, o), d = run(*dev, P.b, o);
+      ASSERT_EQ(h.result.iterations, 40);
+      ASSERT_EQ(d.result.iterations, 40);
+      EXPECT_EQ(d.result.status, h.result.status);
+      double worst = 0;
+      for (size_t k = 0; k < h.result.residuals.size(); ++k)
+        worst = std::max(worst, std::abs(d.result.residuals[k] - h.result.residuals[k]) / h.result.residuals[k]);
+      std::printf("[ measured ] %s %s %s: history %.3e, iterate %.3e\n", to_string(GetParam()).c_str(),
+                  pre == Preconditioner::Jacobi ? "pcg" : "cg", mode, worst, relative_error(d.x, h.x));
+      EXPECT_LE(worst, 1e-9) << mode;
+      EXPECT_LE(relative_error(d.x, h.x), 1e-9) << mode;
+    }
 }
 INSTANTIATE_TEST_SUITE_P(Formats, CgDeviceVsHost, ::testing::ValuesIn(all_formats()),
                          [](const auto& i) { return to_string(i.param); });
@@ -77,14 +87,15 @@ INSTANTIATE_TEST_SUITE_P(Formats, CgDeviceVsHost, ::testing::ValuesIn(all_format
 // "standard", or the single reduction's way of finishing its reductions.
 class CgDeviceModes : public ::testing::TestWithParam<std::string> {};
 
+CgOptions mode_options(const std::string& mode) {
+  return mode == "standard" ? standard() : iteration(parse_sr_reduction(mode));
+}
+
 TEST_P(CgDeviceModes, LaunchModesAreBitIdentical) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
   const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
-  const bool sr = GetParam() != "standard";
-  EnvGuard mode("EB_CG_SR_REDUCTION", sr ? GetParam().c_str() : "");
-  CgOptions base;
-  base.single_reduction = sr;
+  CgOptions base = mode_options(GetParam());
   base.tolerance = 1e-8;
   base.max_iterations = 5000;
   base.check_every = 8;
@@ -103,8 +114,7 @@ TEST_P(CgDeviceModes, LaunchModesAreBitIdentical) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Iterations, CgDeviceModes,
-                         ::testing::Values("standard", "last-block", "next-kernel", "persistent"),
+INSTANTIATE_TEST_SUITE_P(Iterations, CgDeviceModes, ::testing::Values("standard", "last-block", "next-kernel"),
                          [](const auto& i) {
                            std::string n = i.param == "standard" ? i.param : "single_reduction_" + i.param;
                            for (char& c : n) c = c == '-' ? '_' : c;
@@ -119,45 +129,44 @@ TEST(CgDevice, SingleReductionAgreesWithStandard) {
   const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
   for (Format f : {Format::Bcsr, Format::Csr}) {
     const auto dev = make_matrix_operator(P.A, f, Location::Device);
-    CgOptions o;
+    CgOptions o = standard();
     o.tolerance = 1e-8;
     o.max_iterations = 20000;
-    const Solved standard = run(*dev, P.b, o);
-    o.single_reduction = true;
-    ASSERT_TRUE(standard.result.converged());
-    for (const char* sr_mode : kSrReductions) {
-      EnvGuard mode("EB_CG_SR_REDUCTION", sr_mode);
-      const Solved single = run(*dev, P.b, o);
-      ASSERT_TRUE(single.result.converged()) << sr_mode << ": " << to_string(single.result.status);
+    const Solved reference = run(*dev, P.b, o);
+    ASSERT_TRUE(reference.result.converged());
+    for (SrReduction reduction : kSrReductions) {
+      CgOptions so = iteration(reduction);
+      so.tolerance = o.tolerance;
+      so.max_iterations = o.max_iterations;
+      const std::string mode = to_string(reduction);
+      const Solved single = run(*dev, P.b, so);
+      ASSERT_TRUE(single.result.converged()) << mode << ": " << to_string(single.result.status);
       std::printf("[ measured ] %s: standard %d iterations, single reduction (%s) %d, iterates differ by %.3e\n",
-                  to_string(f).c_str(), standard.result.iterations, sr_mode, single.result.iterations,
-                  relative_error(single.x, standard.x));
-      EXPECT_LE(std::abs(single.result.iterations - standard.result.iterations),
-                0.02 * standard.result.iterations + 5)
-          << sr_mode;
-      EXPECT_LE(relative_error(single.x, standard.x), 1e-5) << sr_mode;
+                  to_string(f).c_str(), reference.result.iterations, mode.c_str(), single.result.iterations,
+                  relative_error(single.x, reference.x));
+      EXPECT_LE(std::abs(single.result.iterations - reference.result.iterations),
+                0.02 * reference.result.iterations + 5)
+          << mode;
+      EXPECT_LE(relative_error(single.x, reference.x), 1e-5) << mode;
     }
   }
 }
 
-// The two ways of finishing the single reduction's sums add the same block partial sums, in the
-// same order wherever the summing block has as many threads as the product's kernel (the vector
-// kernels' sums always): the same iterates to rounding (fp64; the bound of device against host),
-// on a BCSR operator (dot fused into the product) and a CSR one (a dot kernel), for fixed counts
-// that cross the chunk boundaries at odd and even check_every, and with a stop inside a chunk.
+// The two ways of finishing the single reduction's sums add block partial sums of different
+// grids (the next-kernel update takes two entries per thread): the same iterates to rounding (fp64;
+// the bound of device against host), on a BCSR operator (dot fused into the product) and a CSR one
+// (a dot kernel), for fixed counts that cross the chunk boundaries at odd and even check_every, and
+// with a stop inside a chunk.
 TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
-  // The same blocks in both (the next-kernel engine otherwise takes two entries per thread).
-  EnvGuard same_blocks("EB_CG_ENTRIES_PER_THREAD", "1");
   const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
   for (Format f : {Format::Bcsr, Format::Csr})
     for (int check_every : {1, 7, 64}) {
       const auto dev = make_matrix_operator(P.A, f, Location::Device);
-      CgOptions o = fixed(75, Preconditioner::Jacobi, true);
-      o.check_every = check_every;
       Solved r[2];
       for (int m = 0; m < 2; ++m) {
-        EnvGuard mode("EB_CG_SR_REDUCTION", kSrReductions[m]);
+        CgOptions o = fixed(75, Preconditioner::Jacobi, iteration(kSrReductions[m]));
+        o.check_every = check_every;
         r[m] = run(*dev, P.b, o);
       }
       ASSERT_EQ(r[0].result.iterations, 75);
@@ -174,14 +183,12 @@ TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
     }
   // A tolerance stop inside a chunk: both stop at the same iteration with the same residual.
   const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
-  CgOptions o;
-  o.single_reduction = true;
-  o.tolerance = 1e-6;
-  o.max_iterations = 20000;
-  o.check_every = 16;
   Solved r[2];
   for (int m = 0; m < 2; ++m) {
-    EnvGuard mode("EB_CG_SR_REDUCTION", kSrReductions[m]);
+    CgOptions o = iteration(kSrReductions[m]);
+    o.tolerance = 1e-6;
+    o.max_iterations = 20000;
+    o.check_every = 16;
     r[m] = run(*dev, P.b, o);
   }
   ASSERT_TRUE(r[0].result.converged());
@@ -192,168 +199,91 @@ TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
   EXPECT_LE(relative_error(r[1].x, r[0].x), 1e-6);
 }
 
-// The persistent kernel runs the next-kernel engine's blocks and shares (cg_cuda.cu), so its
-// iterates, residual histories and stops are those bits exactly: for each split of a slice among
-// warps (its three instantiations), with as many resident blocks as fit and with one per SM (each
-// block then runs several update blocks and product shares), for fixed counts whose chunks end
-// inside the count (75 iterations at check_every 1, 7 and 64) and for a stop at a tolerance.
+// fp32 solves, whose next-kernel single reduction launches its update and fused product as
+// programmatic dependents (CgPlan::programmatic_launch): bit-identical with and without the graph,
+// across chunk boundaries and from one run to the next (a kernel that read what the one before it
+// had not yet written would show here); and 30 iterations on the cantilever equal the host
+// engine's to fp32 rounding (test_cg's fixed-count bound against Eigen, 1e-3). BCSR, whose product
+// takes part; CSR, whose product does not.
 template <class T>
-struct SolvedT {
-  CgResult result;
-  std::vector<T> x;
-};
-
-template <class T>
-bool same_bits(const SolvedT<T>& a, const SolvedT<T>& b) {
-  return a.result.iterations == b.result.iterations && a.result.status == b.result.status &&
-         a.result.residuals == b.result.residuals && 0 == std::memcmp(a.x.data(), b.x.data(), a.x.size() * sizeof(T));
+std::pair<CgResult, std::vector<T>> solve_fp(const LinearOperator<T>& op, const std::vector<T>& b, const CgOptions& o) {
+  std::pair<CgResult, std::vector<T>> r;
+  r.second.assign(b.size(), T(0));
+  r.first = cg_solve_from_host(op, b, r.second, o);
+  return r;
 }
 
-template <class T>
-void check_persistent_bits() {
-  const char* name = problem("raptor").available() ? "raptor" : "box6";
-  const AssembledMatrix<T> A = cast_values<T>(problem(name).A);
-  const std::vector<T> b(problem(name).b.begin(), problem(name).b.end());
-  auto solve = [&](const LinearOperator<T>& op, const CgOptions& o, const char* mode) {
-    EnvGuard guard("EB_CG_SR_REDUCTION", mode);
-    SolvedT<T> r;
-    r.x.assign(b.size(), T(0));
-    r.result = cg_solve_from_host(op, b, r.x, o);
-    return r;
-  };
-  const char* fp = sizeof(T) == 4 ? "fp32" : "fp64";
-  for (int w : {2, 4, 8}) {
-    SlicedBcsr<T> sliced = make_sliced_bcsr(to_bcsr(A));
-    sliced.warps_per_slice = w;
-    const auto dev = make_sliced_bcsr_operator(sliced, Location::Device);
-    for (const char* per_sm : {"", "1"}) {
-      EnvGuard cap("EB_CG_PERSISTENT_BLOCKS_PER_SM", per_sm);
-      for (int check_every : {1, 7, 64}) {
-        CgOptions o = fixed(75, Preconditioner::Jacobi, true);
-        o.check_every = check_every;
-        const SolvedT<T> next = solve(*dev, o, "next-kernel"), persistent = solve(*dev, o, "persistent");
-        ASSERT_EQ(next.result.iterations, 75);
-        EXPECT_TRUE(same_bits(next, persistent))
-            << fp << " " << name << " w" << w << " blocks per SM '" << per_sm << "' check_every " << check_every
-            << ": " << persistent.result.iterations << " iterations";
-      }
-      CgOptions o;
-      o.single_reduction = true;
-      o.tolerance = sizeof(T) == 4 ? 1e-4 : 1e-6;
-      o.max_iterations = 20000;
-      o.check_every = 16;
-      const SolvedT<T> next = solve(*dev, o, "next-kernel"), persistent = solve(*dev, o, "persistent");
-      ASSERT_TRUE(next.result.converged());
-      std::printf("[ measured ] %s %s w%d blocks per SM '%s': tolerance %.0e in %d iterations (next-kernel), %d "
-                  "(persistent)\n",
-                  fp, name, w, per_sm, o.tolerance, next.result.iterations, persistent.result.iterations);
-      EXPECT_TRUE(same_bits(next, persistent)) << fp << " " << name << " w" << w << " blocks per SM '" << per_sm << "'";
-    }
-  }
-}
-
-TEST(CgDevice, SingleReductionPersistentMatchesNextKernelBitForBit) {
+TEST(CgDevice, ProgrammaticLaunchIsDeterministic) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
-  check_persistent_bits<double>();
-  check_persistent_bits<float>();
-}
-
-// Asking for the persistent kernel with an operator it cannot run (its product is the split device
-// BCSR's) is refused, naming the operator; so is a malformed cap on its resident blocks.
-TEST(CgDevice, PersistentModeRefusesWhatItCannotRun) {
-  EB_LINALG_SKIP_WITHOUT_DEVICE();
-  const NamedProblem& P = problem("box6");
-  const CgOptions o = fixed(5, Preconditioner::Jacobi, true);
-  {
-    const auto csr = make_matrix_operator(P.A, Format::Csr, Location::Device);
-    EnvGuard mode("EB_CG_SR_REDUCTION", "persistent");
-    try {
-      CgSolver<double> solver(*csr, o);
-      FAIL() << "the persistent mode was accepted for " << csr->name();
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(csr->name()), std::string::npos) << e.what();
+  for (const char* name : {"box6", "raptor"}) {
+    if (!problem(name).available()) continue;
+    const AssembledMatrix<float> A = cast_values<float>(problem(name).A);
+    const std::vector<float> b(problem(name).b.begin(), problem(name).b.end());
+    for (Format f : {Format::Bcsr, Format::Csr}) {
+      const auto dev = make_matrix_operator(A, f, Location::Device);
+      const CgOptions base = fixed(75, Preconditioner::Jacobi, iteration(SrReduction::NextKernel));
+      ASSERT_TRUE(CgSolver<float>(*dev, base).plan().programmatic_launch) << to_string(f);
+      const auto ref = solve_fp(*dev, b, base);
+      ASSERT_EQ(ref.first.iterations, 75);
+      for (bool graph : {true, false})
+        for (int check_every : {1, 7, 64})
+          for (int repeat = 0; repeat < 2; ++repeat) {
+            CgOptions o = base;
+            o.use_graph = graph;
+            o.check_every = check_every;
+            const auto r = solve_fp(*dev, b, o);
+            EXPECT_EQ(r.first.residuals, ref.first.residuals)
+                << name << " " << to_string(f) << " graph " << graph << " check_every " << check_every;
+            EXPECT_EQ(0, std::memcmp(r.second.data(), ref.second.data(), r.second.size() * sizeof(float)))
+                << name << " " << to_string(f) << " graph " << graph << " check_every " << check_every;
+          }
+      if (std::string(name) != "box6") continue;
+      const CgOptions thirty = fixed(30, Preconditioner::Jacobi, iteration(SrReduction::NextKernel));
+      const auto host = make_matrix_operator(A, f, Location::Host);
+      const auto d = solve_fp(*dev, b, thirty), h = solve_fp(*host, b, thirty);
+      ASSERT_EQ(d.first.iterations, 30);
+      const std::vector<double> xd(d.second.begin(), d.second.end()), xh(h.second.begin(), h.second.end());
+      std::printf("[ measured ] box6 fp32 %s, 30 iterations: device (programmatic) vs host %.3e\n",
+                  to_string(f).c_str(), relative_error(xd, xh));
+      EXPECT_LE(relative_error(xd, xh), 1e-3) << to_string(f);
     }
-  }
-  const auto bcsr = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
-  for (const char* bad : {"0", "four", "3x"}) {
-    EnvGuard cap("EB_CG_PERSISTENT_BLOCKS_PER_SM", bad);
-    try {
-      CgSolver<double> solver(*bcsr, o);
-      FAIL() << "EB_CG_PERSISTENT_BLOCKS_PER_SM=" << bad << " was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("EB_CG_PERSISTENT_BLOCKS_PER_SM='") + bad + "'"),
-                std::string::npos)
-          << e.what();
-    }
-  }
-}
-
-// The next-kernel single reduction's kernels launched as programmatic dependents (EB_CG_PDL=early
-// or late) or normally: the same work in the same order, so the same bits, with and without the
-// graph and across chunk boundaries (BCSR, whose product takes part; CSR, whose product does not).
-TEST(CgDevice, ProgrammaticLaunchChangesNoBit) {
-  EB_LINALG_SKIP_WITHOUT_DEVICE();
-  const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
-  EnvGuard mode("EB_CG_SR_REDUCTION", "next-kernel");
-  for (Format f : {Format::Bcsr, Format::Csr}) {
-    const auto dev = make_matrix_operator(P.A, f, Location::Device);
-    for (bool graph : {true, false})
-      for (int check_every : {1, 7, 64}) {
-        CgOptions o = fixed(75, Preconditioner::Jacobi, true);
-        o.use_graph = graph;
-        o.check_every = check_every;
-        const char* modes[] = {"0", "early", "late"};
-        Solved r[3];
-        for (int k = 0; k < 3; ++k) {
-          EnvGuard knob("EB_CG_PDL", modes[k]);
-          r[k] = run(*dev, P.b, o);
-        }
-        ASSERT_EQ(r[0].result.iterations, 75);
-        for (int k = 1; k < 3; ++k) {
-          EXPECT_EQ(r[k].result.iterations, 75);
-          EXPECT_EQ(r[k].result.residuals, r[0].result.residuals)
-              << modes[k] << ", " << to_string(f) << " graph " << graph << " check_every " << check_every;
-          EXPECT_EQ(0, std::memcmp(r[k].x.data(), r[0].x.data(), r[0].x.size() * sizeof(double)))
-              << modes[k] << ", " << to_string(f) << " graph " << graph << " check_every " << check_every;
-        }
-      }
   }
 }
 
 // Keeping the operator's values in the L2 (CgOptions::l2_resident_operator) changes where bytes
 // come from, never what is computed: the same bits as without, for each format that offers its
-// values, the standard and the single-reduction iteration (and its persistent kernel), with and
-// without the graph. While such a solver lives the process's persisting-L2 set-aside is raised
-// (on a device that has one) and its destruction puts the old value back.
+// values, the standard and both single-reduction engines, with and without the graph. While such
+// a solver lives the process's persisting-L2 set-aside is raised (on a device that has one) and
+// its destruction puts the old value back.
 TEST(CgDevice, L2ResidencyChangesNoBit) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("raptor").available() ? problem("raptor") : problem("box6");
   int device = 0, max_persisting = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&max_persisting, cudaDevAttrMaxPersistingL2CacheSize, device), cudaSuccess);
+  if (max_persisting <= 0) GTEST_SKIP() << "no persisting L2 lines on this device";
   size_t before = 0;
   ASSERT_EQ(cudaDeviceGetLimit(&before, cudaLimitPersistingL2CacheSize), cudaSuccess);
   for (Format f : {Format::Bcsr, Format::Csr, Format::Ell}) {
     const auto dev = make_matrix_operator(P.A, f, Location::Device);
     ASSERT_NE(dev->hot_storage().data, nullptr) << to_string(f);
-    for (const char* mode : {"", "next-kernel", "persistent"}) {
-      if (std::string(mode) == "persistent" && f != Format::Bcsr) continue;
-      EnvGuard reduction("EB_CG_SR_REDUCTION", mode);
+    for (const std::string mode : {"standard", "last-block", "next-kernel"}) {
       for (bool graph : {true, false}) {
-        CgOptions o = fixed(60, Preconditioner::Jacobi, *mode != '\0');
+        CgOptions o = fixed(60, Preconditioner::Jacobi, mode_options(mode));
         o.use_graph = graph;
         o.check_every = 16;
+        o.l2_resident_operator = L2Residency::Off;
         const Solved plain = run(*dev, P.b, o);
-        o.l2_resident_operator = true;
+        o.l2_resident_operator = L2Residency::On;
         Solved kept;
         {
           CgSolver<double> solver(*dev, o);
+          EXPECT_TRUE(solver.plan().l2_resident) << solver.plan().l2_reason;
           size_t during = 0;
           ASSERT_EQ(cudaDeviceGetLimit(&during, cudaLimitPersistingL2CacheSize), cudaSuccess);
-          // At least the values' bytes (or the device's maximum): more when it already was.
-          const size_t wanted = std::min(dev->hot_storage().bytes, size_t(std::max(max_persisting, 0)));
-          EXPECT_GE(during, wanted) << to_string(f) << " " << mode;
-          if (graph && *mode == '\0')
+          // At least the set-aside the plan asks for: more when it already was.
+          EXPECT_GE(during, solver.plan().l2_set_aside_bytes) << to_string(f) << " " << mode;
+          if (graph && mode == "standard")
             std::printf("[ measured ] %s: values %zu B, persisting L2 max %d B, set-aside before %zu B, during %zu B\n",
                         to_string(f).c_str(), dev->hot_storage().bytes, max_persisting, before, during);
           cuda::DeviceBuffer<double> db, dx;
@@ -408,11 +338,12 @@ TEST(CgDevice, L2ResidencyLeavesLargeValuesAndTheCallersStreamAlone) {
   ASSERT_EQ(cudaDeviceGetLimit(&original, cudaLimitPersistingL2CacheSize), cudaSuccess);
   ASSERT_EQ(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetLimit(&before, cudaLimitPersistingL2CacheSize), cudaSuccess);
-  CgOptions o = fixed(20, Preconditioner::Jacobi, true);
-  o.l2_resident_operator = true;
+  CgOptions o = fixed(20, Preconditioner::Jacobi, iteration(SrReduction::Auto));
+  o.l2_resident_operator = L2Residency::On;
   {
     const LargeValuesOperator large(*dev, size_t(l2) + (size_t(1) << 20));
     CgSolver<double> solver(large, o);
+    EXPECT_FALSE(solver.plan().l2_resident) << solver.plan().l2_reason;
     ASSERT_EQ(cudaDeviceGetLimit(&during, cudaLimitPersistingL2CacheSize), cudaSuccess);
     EXPECT_EQ(during, before) << "the set-aside was raised for values larger than the L2";
     const Solved r = run(large, P.b, o);
@@ -450,39 +381,76 @@ TEST(CgDevice, L2ResidencyLeavesLargeValuesAndTheCallersStreamAlone) {
   EXPECT_EQ(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, original), cudaSuccess);
 }
 
-// The engine's tuning knobs refuse values that name nothing, naming the knob and the value.
-TEST(CgDevice, MalformedTuningKnobsAreRefused) {
+// An operator of `rows` unknowns on the device that is never applied: enough for a solver's plan
+// and workspace (without Jacobi its construction reads nothing from the operator).
+class SizeOnlyOperator final : public LinearOperator<double> {
+ public:
+  explicit SizeOnlyOperator(Index rows) : rows_(rows) {}
+  Index rows() const override { return rows_; }
+  Location location() const override { return Location::Device; }
+  void apply(const double*, double*, StreamHandle) const override { throw std::logic_error("not applied"); }
+  void diagonal(double*, StreamHandle) const override { throw std::logic_error("not applied"); }
+  std::string name() const override { return "size only"; }
+
+ private:
+  Index rows_;
+};
+
+// A device solver left on Auto runs the plan choose_cg_plan gives for its operator and device: the
+// single reduction with next-kernel sums at small sizes (programmatic launch in fp32 only, the
+// values in the L2 in fp64 only), the standard iteration above the crossover; and the Auto solve
+// is bit for bit the solve with those choices made explicit.
+TEST(CgDevice, AutoRunsThePlanForItsSize) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("box6");
+  const CgDeviceProperties device = cg_device_properties();
   const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
-  const CgOptions o = fixed(5, Preconditioner::Jacobi, true);
-  for (const auto& [knob, bad] : {std::pair<const char*, const char*>{"EB_CG_PDL", "1"},
-                                  {"EB_CG_ENTRIES_PER_THREAD", "0"},
-                                  {"EB_CG_ENTRIES_PER_THREAD", "2x"},
-                                  {"EB_CG_L2_WINDOW", "yes"}}) {
-    EnvGuard guard(knob, bad);
-    try {
-      CgSolver<double> solver(*dev, o);
-      ADD_FAILURE() << knob << "=" << bad << " was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string(knob) + "='" + bad + "'"), std::string::npos) << e.what();
-    }
-  }
+  CgOptions o;
+  o.tolerance = 1e-8;
+  CgSolver<double> solver(*dev, o);
+  const CgPlan& plan = solver.plan();
+  std::printf("[ measured ] box6 bcsr fp64 auto plan: %s\n", describe(plan).dump().c_str());
+  EXPECT_EQ(describe(plan), describe(choose_cg_plan(cg_problem(*dev), o)));
+  EXPECT_TRUE(plan.single_reduction) << plan.iteration_reason;
+  EXPECT_EQ(plan.reduction, SrReduction::NextKernel);
+  EXPECT_FALSE(plan.programmatic_launch);
+  EXPECT_EQ(plan.l2_resident, device.max_persisting_l2_bytes > 0) << plan.l2_reason;
+  const AssembledMatrix<float> A32 = cast_values<float>(P.A);
+  const auto dev32 = make_matrix_operator(A32, Format::Bcsr, Location::Device);
+  const CgPlan plan32 = CgSolver<float>(*dev32, o).plan();
+  EXPECT_TRUE(plan32.single_reduction);
+  EXPECT_TRUE(plan32.programmatic_launch);
+  EXPECT_FALSE(plan32.l2_resident) << plan32.l2_reason;
+
+  const Solved automatic = run(*dev, P.b, o);
+  CgOptions explicit_options = iteration(SrReduction::NextKernel);
+  explicit_options.tolerance = o.tolerance;
+  explicit_options.l2_resident_operator = L2Residency::Off;  // changes no bit (L2ResidencyChangesNoBit)
+  const Solved chosen = run(*dev, P.b, explicit_options);
+  ASSERT_TRUE(automatic.result.converged());
+  EXPECT_EQ(automatic.result.residuals, chosen.result.residuals);
+  EXPECT_EQ(0, std::memcmp(automatic.x.data(), chosen.x.data(), chosen.x.size() * sizeof(double)));
+
+  // Above the crossover without a fused dot (578 blocks of 256 unknowns, on a device that runs that
+  // many: 8 blocks per SM): the standard iteration.
+  CgOptions plain;
+  plain.preconditioner = Preconditioner::None;
+  const SizeOnlyOperator big(578 * 256);
+  const CgPlan above = CgSolver<double>(big, plain).plan();
+  EXPECT_EQ(describe(above), describe(choose_cg_plan(cg_problem(big), plain)));
+  if (device.multiprocessors * 8 >= 578) EXPECT_FALSE(above.single_reduction) << above.iteration_reason;
 }
 
-// A value of the knob that names no mode is refused when the solver is made, naming it.
-TEST(CgDevice, UnknownSingleReductionModeIsRefused) {
+// A reduction forced without the single reduction is refused when the solver is made.
+TEST(CgDevice, ForcedReductionNeedsTheSingleReduction) {
   EB_LINALG_SKIP_WITHOUT_DEVICE();
   const NamedProblem& P = problem("box6");
   const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
-  EnvGuard mode("EB_CG_SR_REDUCTION", "fastest");
-  CgOptions o = fixed(5, Preconditioner::Jacobi, true);
-  try {
-    CgSolver<double> solver(*dev, o);
-    FAIL() << "EB_CG_SR_REDUCTION=fastest was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("EB_CG_SR_REDUCTION='fastest'"), std::string::npos) << e.what();
-  }
+  CgOptions o;
+  o.sr_reduction = SrReduction::NextKernel;
+  EXPECT_THROW(CgSolver<double>(*dev, o), InputError);
+  o.single_reduction = SingleReduction::Off;
+  EXPECT_THROW(CgSolver<double>(*dev, o), InputError);
 }
 
 // The BCSR product with the fused dot (LinearOperator::apply_dot), for every split of a slice
@@ -499,6 +467,7 @@ TEST(DeviceBcsrDot, EqualsProductAndHostDot) {
       s.warps_per_slice = w;
       const auto op = make_sliced_bcsr_operator(s, Location::Device);
       ASSERT_GT(op->fused_dot_blocks(), 0u);
+      EXPECT_EQ(op->fused_dot_blocks(), sliced_bcsr_product_blocks(s.slices(), w)) << name << " w" << w;
       const std::vector<double> y_plain = apply_from_host(*op, x);
       double host_dot = 0;
       for (size_t i = 0; i < x.size(); ++i) host_dot += x[i] * y_plain[i];

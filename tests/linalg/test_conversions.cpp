@@ -66,6 +66,18 @@ TEST(SlicedBcsr, WarpsPerSliceRule) {
   EXPECT_EQ(choose_warps_per_slice(0, 0, 132), 1);
 }
 
+// The device product's blocks (its fused dot's partial sums): 4 slices a block with one warp per
+// slice, 8 / W with W warps per slice; at least one.
+TEST(SlicedBcsr, ProductBlocks) {
+  EXPECT_EQ(sliced_bcsr_product_blocks(1040, 1), 260u);
+  EXPECT_EQ(sliced_bcsr_product_blocks(1041, 1), 261u);
+  EXPECT_EQ(sliced_bcsr_product_blocks(1041, 0), 261u) << "0: one warp per slice (the CPU reference's reading)";
+  EXPECT_EQ(sliced_bcsr_product_blocks(1040, 2), 260u);
+  EXPECT_EQ(sliced_bcsr_product_blocks(1040, 4), 520u);
+  EXPECT_EQ(sliced_bcsr_product_blocks(188, 8), 188u);
+  EXPECT_EQ(sliced_bcsr_product_blocks(0, 4), 1u);
+}
+
 TEST(Conversions, AssemblySumsDuplicatesAndSorts) {
   std::vector<Triplet<double>> t = {{1, 2, 1.0}, {0, 0, 2.0}, {1, 2, 0.5}, {0, 1, -1.0}, {1, 0, 0.0}};
   const AssembledMatrix<double> a = assemble_from_triplets<double>(2, 3, t);
