@@ -154,7 +154,7 @@ def build(results_dir, figures_dir):
             "dot fused into the BCSR product, two kernels per iteration instead of four) is timed against its "
             "own compulsory bytes, the SpMV plus 11 vector passes (`SR / compulsory time`); where its partial "
             "sums are few (~0.1M DOFs) the next kernel adds them instead of each kernel's last block "
-            "(solvers/linalg/cg_cuda.cu, EB_CG_SR_REDUCTION). Those two columns divide a 50-iteration solve "
+            "(CgOptions::sr_reduction; the size rule is choose_cg_plan in solvers/linalg/cg_plan.cpp). Those two columns divide a 50-iteration solve "
             "from x = 0 by 50, so each iteration also carries 1/50 of the start (r = b - Ax and a product), "
             "the host's status reads and the copies; `SR iteration, marginal` is the time an iteration adds "
             "(solves of 50 and 150 iterations, the difference per added one: `pcg_marginal_sr`), against the "
