@@ -103,23 +103,23 @@ class HexmgCpu final : public HexmgSimulation {
     force_.assign(m_.force.begin(), m_.force.end());
     presc_.assign(m_.presc.begin(), m_.presc.end());
     factor_.assign(std::max(1, m_.ncurves), T(0));
-    fv_.n_elems = int32_t(ne);
-    fv_.h = T(m_.h);
-    fv_.dt = T(m_.dt);
-    fv_.alpha = T(m_.alpha);
-    fv_.ev = aos<const int32_t>(m_.ev[0].data(), 8);
-    fv_.ve = aos<const int32_t>(m_.ve[0].data(), 8);
-    fv_.youngs = youngs_.data();
-    fv_.R = aos(R_.data(), 9);
-    fv_.mass = mass_.data();
-    fv_.u0 = aos(u0_.data(), 3);
-    fv_.v0 = aos(v0_.data(), 3);
-    fv_.a0 = aos(a0_.data(), 3);
-    fv_.force = aos<const T>(force_.data(), 3 * (m_.ncurves + 1));
-    fv_.presc = aos<const T>(presc_.data(), 3 * std::max(1, m_.ncurves));
-    fv_.cmask = m_.cmask.data();
-    fv_.ncurves = m_.ncurves;
-    fv_.factor = factor_.data();
+    fine_.n_elems = int32_t(ne);
+    fine_.h = T(m_.h);
+    fine_.dt = T(m_.dt);
+    fine_.alpha = T(m_.alpha);
+    fine_.ev = aos<const int32_t>(m_.ev[0].data(), 8);
+    fine_.ve = aos<const int32_t>(m_.ve[0].data(), 8);
+    fine_.youngs = youngs_.data();
+    fine_.R = aos(R_.data(), 9);
+    fine_.mass = mass_.data();
+    fine_.u0 = aos(u0_.data(), 3);
+    fine_.v0 = aos(v0_.data(), 3);
+    fine_.a0 = aos(a0_.data(), 3);
+    fine_.force = aos<const T>(force_.data(), 3 * (m_.ncurves + 1));
+    fine_.presc = aos<const T>(presc_.data(), 3 * std::max(1, m_.ncurves));
+    fine_.cmask = m_.cmask.data();
+    fine_.ncurves = m_.ncurves;
+    fine_.factor = factor_.data();
     const int last = nl - 1;
     coarse_.op = std::make_unique<LevelOperator<T>>(views_[last], false, "hexmg coarsest level " + std::to_string(last));
     level0_.op = std::make_unique<LevelOperator<T>>(views_[0], true, "hexmg level 0");
@@ -253,7 +253,7 @@ class HexmgCpu final : public HexmgSimulation {
     }
   }
 
-  VolumeCheck check_volumes() override { return element_pass(false); }
+  ElementChecks check_volumes() override { return element_pass(false); }
 
  private:
   struct Store {
@@ -281,15 +281,15 @@ class HexmgCpu final : public HexmgSimulation {
   }
 
   // det F of every element of the state u0, and with `rotate` each element's rotation from it.
-  VolumeCheck element_pass(bool rotate) {
+  ElementChecks element_pass(bool rotate) {
     const int64_t ne = m_.n_elems();
     constexpr int64_t none = std::numeric_limits<int64_t>::max();
     int64_t kept = 0, first_kept = none, bad = none;
     double min_det = std::numeric_limits<double>::infinity();
 #pragma omp parallel for schedule(static) reduction(+ : kept) reduction(min : first_kept, bad, min_det)
     for (int64_t e = 0; e < ne; ++e) {
-      const T det = element_volume_ratio(e, fv_);
-      const int st = rotate ? element_rotation(e, fv_) : volume_status(det);
+      const T det = element_volume_ratio(e, fine_);
+      const int st = rotate ? element_rotation(e, fine_) : volume_status(det);
       if (std::isfinite(double(det))) min_det = std::min(min_det, double(det));
       if (st == kRotationKeptPrevious) {
         ++kept;
@@ -298,17 +298,17 @@ class HexmgCpu final : public HexmgSimulation {
         bad = std::min(bad, e);
       }
     }
-    VolumeCheck c;
+    ElementChecks c;
     c.inverted = kept;
     c.first_inverted = kept ? first_kept : -1;
     c.first_nonfinite = bad != none ? bad : -1;
-    c.min_det = min_det;
+    c.min_det_f = min_det;
     return c;
   }
 
   void compute_rotations() {
     if (m_.solver.linear) return;  // R stays identity
-    record_volumes(element_pass(true), step_);
+    record_checks(element_pass(true), step_);
   }
 
   void assemble_fine() {
@@ -316,7 +316,7 @@ class HexmgCpu final : public HexmgSimulation {
     const HostStiffness<T> K{K_.data()};
     const int64_t n = L0.n;
 #pragma omp parallel for schedule(static)
-    for (int64_t x = 0; x < n; ++x) assemble_vertex(x, fv_, L0, K);
+    for (int64_t x = 0; x < n; ++x) assemble_vertex(x, fine_, L0, K);
   }
 
   void galerkin(int l) {
@@ -333,7 +333,7 @@ class HexmgCpu final : public HexmgSimulation {
     const LevelView<T>& L0 = views_[0];
     const int64_t n = L0.n;
 #pragma omp parallel for schedule(static)
-    for (int64_t x = 0; x < n; ++x) newmark_update_vertex(x, fv_, L0);
+    for (int64_t x = 0; x < n; ++x) newmark_update_vertex(x, fine_, L0);
   }
 
   void solve() {
@@ -517,7 +517,7 @@ class HexmgCpu final : public HexmgSimulation {
   std::vector<Store> store_;
   std::vector<LevelView<T>> views_;
   std::vector<T> youngs_, R_, mass_, u0_, v0_, a0_, force_, presc_, factor_;
-  FineView<T> fv_;
+  FineView<T> fine_;
   LevelCg coarse_, level0_;  // coarse_cg and pcg_level0 (both on level 0 for a one-level model)
   int64_t coarse_iter_sum_ = 0, coarse_solves_ = 0;
   bool step_open_ = false;  // begin_step() done, end_step() not yet: u = u0 + du

@@ -1,15 +1,11 @@
-// CUDA backend of hexmg (Dick et al. 2011, Sec. 4): structure-of-arrays layout with every colour
-// subset padded to a multiple of 32 and ordered lexicographically (Sec. 4.3), one thread per
-// element for rotations, one thread per vertex for assembly, 9 threads per vertex for the
-// coarse-grid assembly, 13 warps per 32 vertices with a shared-memory reduction for
-// Gauss-Seidel, gather-only transfer operators, the coarsest-level CG inside one thread block,
-// and the whole time step captured in a CUDA graph. The formulas are the EB_HD functions of
-// assembly/hexmg/hexmg_kernels.h that the OpenMP backend runs.
+// CUDA backend of hexmg (Dick et al. 2011, Sec. 4), the host driver: structure-of-arrays layout
+// with every colour subset padded to a multiple of 32 and ordered lexicographically (Sec. 4.3),
+// the coarsest level's warp-slot layout, the launch of each kernel (hexmg_cuda_kernels.cuh holds
+// them), its order within a step, and the whole time step captured in a CUDA graph.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -17,567 +13,17 @@
 #include <utility>
 
 #include "assembly/hexmg/hex_element.h"
-#include "assembly/hexmg/hexmg_kernels.h"
 #include "meshes/errors.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
-#include "solvers/common/pdl.cuh"
+#include "solvers/hexmg/hexmg_cuda_kernels.cuh"
 #include "solvers/hexmg/hexmg_simulation.h"
 
 namespace eb::hexmg {
 namespace {
 
 using cuda::DeviceBuffer;
-
-__constant__ float c_K_f[24 * 24];
-__constant__ double c_K_d[24 * 24];
-
-template <class T>
-struct ConstK;
-template <>
-struct ConstK<float> {
-  __device__ __forceinline__ float operator()(int i, int j) const { return c_K_f[i * 24 + j]; }
-};
-template <>
-struct ConstK<double> {
-  __device__ __forceinline__ double operator()(int i, int j) const { return c_K_d[i * 24 + j]; }
-};
-
-constexpr int kBlock1 = 128;   // threads per block of the one-thread-per-item kernels
-constexpr int kGsWarps = 13;   // Gauss-Seidel: 13 warps x 32 lanes per 32 vertices (2 blocks each)
-
-// Programmatic dependent launch (sm_90; PERF_NOTES.md, change 4). Launched with the
-// programmatic-serialization attribute, a kernel's blocks may be scheduled while its predecessor
-// in the stream still runs, once every block of the predecessor has called pdl_launch_dependents
-// (or exited). pdl_wait returns when the predecessor has completed and its writes are visible.
-//
-// The rule every kernel here keeps:
-//  1. pdl_wait comes before pdl_launch_dependents (pdl_enter), and no block returns before it.
-//     So a kernel is scheduled only after its predecessor has passed its own wait: when a kernel
-//     starts, every kernel before its immediate predecessor has completed.
-//  2. Before pdl_wait, a kernel reads only data that its immediate predecessor does not write,
-//     and writes no global memory that the predecessor reads or writes. Which kernel that is
-//     depends on the launch sequence (one level: assembly -> coarsest CG -> coarsest CG ->
-//     update; several: Galerkin -> Gauss-Seidel, restriction -> coarsest CG; tolerance mode and
-//     run_phase put other kernels or copies in between), so the host decides per launch
-//     (HexmgCuda::may_preload, from what the kernel launched last writes) and passes `preload`;
-//     a kernel without it does nothing before pdl_enter.
-// The Gauss-Seidel kernels load their neighbour indices and matrix blocks before the wait, the
-// coarsest CG copies its matrix to shared memory and to its global overflow scratch there. The
-// coarsest CG used to do so unconditionally, which raced with the assembly on a one-level
-// hierarchy (issue 9: 8 runs, 8 different results). Without the attribute both are no-ops.
-using cuda::pdl_launch_dependents;  // solvers/common/pdl.cuh
-using cuda::pdl_wait;
-__device__ __forceinline__ void pdl_enter() {
-  pdl_wait();
-  pdl_launch_dependents();
-}
-
-// Item i of a launch over a level's vertices: the vertex itself (colour-subset order) or
-// order[i] (lattice order), -1 past the end.
-__device__ __forceinline__ int64_t vertex_of(int64_t i, const int32_t* order, int64_t count) {
-  if (i >= count) return -1;
-  return order ? int64_t(order[i]) : i;
-}
-
-// Results of a pass over the elements' det F (the rotations of the steps of a batch, or the
-// check of one state for validity()): element-steps at or below kInvertedVolumeRatio; the first
-// of them and the first non-finite F as (batch step << 32 | element), so that atomicMin keeps the
-// earliest step and within it the smallest element (~0: none); the smallest finite det F as
-// det_key (order-preserving integer image of a double).
-struct ElementFlags {
-  unsigned long long kept;
-  unsigned long long first_kept;
-  unsigned long long first_bad;
-  long long min_det;
-};
-
-// Device-side status of a batch of steps.
-struct Flags {
-  ElementFlags elem;
-  unsigned long long coarse_iterations;
-  unsigned long long coarse_solves;
-  double norm2;  // residual norm accumulator
-};
-
-__host__ __device__ inline long long det_key(double d) {
-#if defined(__CUDA_ARCH__)
-  const long long i = __double_as_longlong(d);
-#else
-  long long i;
-  std::memcpy(&i, &d, sizeof(i));
-#endif
-  // Negative doubles order reversed as integers: flip their magnitude bits (an involution).
-  return i >= 0 ? i : i ^ 0x7fffffffffffffffLL;
-}
-inline double det_of_key(long long k) {
-  const long long i = k >= 0 ? k : k ^ 0x7fffffffffffffffLL;
-  double d;
-  std::memcpy(&d, &i, sizeof(d));
-  return d;
-}
-
-// One element's det F into the flags; every thread of the block calls it (block-wide minimum).
-template <class T>
-__device__ void record_element(ElementFlags* fl, bool valid, int64_t e, int status, T det, unsigned batch_step) {
-  const unsigned long long key = (static_cast<unsigned long long>(batch_step) << 32) | static_cast<unsigned>(e);
-  if (valid && status == kRotationKeptPrevious) {
-    atomicAdd(&fl->kept, 1ull);
-    atomicMin(&fl->first_kept, key);
-  } else if (valid && status == kRotationNonFinite) {
-    atomicMin(&fl->first_bad, key);
-  }
-  __shared__ double warp_min[32];
-  double d = valid && isfinite(double(det)) ? double(det) : INFINITY;
-  for (int o = 16; o > 0; o >>= 1) d = fmin(d, __shfl_xor_sync(0xffffffffu, d, o));
-  if (threadIdx.x % 32 == 0) warp_min[threadIdx.x / 32] = d;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < int(blockDim.x + 31) / 32; ++w) d = fmin(d, warp_min[w]);
-    const long long k = det_key(d);
-    // One address for the whole grid: most blocks find a smaller value there (read from L2,
-    // where the atomics are) and skip the atomic.
-    if (k < __ldcg(&fl->min_det)) atomicMin(&fl->min_det, k);
-  }
-}
-
-template <class T>
-__global__ void k_rotations(FineView<T> f, const int* step, Flags* flags) {
-  pdl_enter();
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool valid = e < f.n_elems;
-  int st = kRotationOk;
-  T det = T(1);
-  if (valid) {
-    det = element_volume_ratio(e, f);
-    st = element_rotation(e, f);
-  }
-  record_element(&flags->elem, valid, e, st, det, unsigned(*step));
-}
-
-// det F of the current state alone (HexmgSimulation::validity(): the latest state).
-template <class T>
-__global__ void k_volumes(FineView<T> f, ElementFlags* out) {
-  pdl_enter();
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool valid = e < f.n_elems;
-  const T det = valid ? element_volume_ratio(e, f) : T(1);
-  record_element(out, valid, e, volume_status(det), det, 0u);
-}
-
-template <class T>
-__global__ void k_assembly(FineView<T> f, LevelView<T> L0, const T* factors, const int* step) {
-  pdl_enter();
-  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x >= L0.n) return;
-  f.factor = factors + int64_t(*step) * (f.ncurves > 0 ? f.ncurves : 1);
-  assemble_vertex(x, f, L0, ConstK<T>());
-}
-
-// 9 threads per coarse vertex: 9 warps per 32 vertices, warp w owns component w (Sec. 4.2.3).
-template <class T>
-__global__ void __launch_bounds__(288) k_galerkin(LevelView<T> F, LevelView<T> C, const int32_t* order, int32_t count) {
-  pdl_enter();
-  const int c = threadIdx.x / 32;
-  const int64_t x = vertex_of(int64_t(blockIdx.x) * 32 + (threadIdx.x % 32), order, count);
-  if (x < 0 || C.nbr(x, kCentre) < 0) return;
-  galerkin_components<1>(x, c, F, C);
-}
-
-// Gauss-Seidel on one colour subset [begin, begin + count): 13 warps per 32 vertices, warp w
-// sums the off-diagonal stencil entries 2w and 2w+1, warp 0 reduces and solves (Sec. 4.2.4).
-// Loads are issued independently of one another wherever the data allow: the two neighbour
-// indices, both 3x3 blocks (stored for every offset and padding slot, so loading them before the
-// neighbour test is safe) and warp 0's centre block and right-hand side all go out together, and
-// only the neighbours' u waits for the indices. The former loop (offdiag_partial with runtime
-// bounds) made nbr -> A,u -> nbr -> A,u -> barrier -> centre,b a chain of ~5 memory latencies per
-// launch; the coarse levels' launches are latency bound (PERF_NOTES.md). Same sums in the same
-// order as offdiag_partial / gauss_seidel_finish.
-template <class T>
-__global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel(LevelView<T> L, int begin, bool preload) {
-  if (!preload) pdl_enter();
-  __shared__ T part[kGsWarps][3][32];
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t x = begin + int64_t(blockIdx.x) * 32 + lane;
-  // off-diagonal entries k = 2w, 2w+1 of 26 map to stencil offsets skipping the centre
-  const int k0 = 2 * w, k1 = 2 * w + 1;
-  const int l0 = k0 < kCentre ? k0 : k0 + 1, l1 = k1 < kCentre ? k1 : k1 + 1;
-  const bool valid = L.nbr(x, kCentre) >= 0;
-  const int32_t y0 = L.nbr(x, l0), y1 = L.nbr(x, l1);
-  T a0[9], a1[9];
-#pragma unroll
-  for (int i = 0; i < 9; ++i) {
-    a0[i] = L.A(x, l0 * kBlock + i);
-    a1[i] = L.A(x, l1 * kBlock + i);
-  }
-  T D[9], bx[3];
-  if (w == 0) {
-#pragma unroll
-    for (int i = 0; i < 9; ++i) D[i] = L.A(x, kCentre * kBlock + i);
-  }
-  // With `preload`, the preceding kernel does not write the indices and matrix blocks above (see
-  // pdl_wait); b (restriction) and u (the previous colour) it may write.
-  if (preload) pdl_enter();
-  if (w == 0) {
-#pragma unroll
-    for (int d = 0; d < 3; ++d) bx[d] = L.b(x, d);
-  }
-  T s[3] = {0, 0, 0};
-  if (valid && y0 >= 0) {
-    const T u0 = L.u(y0, 0), u1 = L.u(y0, 1), u2 = L.u(y0, 2);
-    s[0] += a0[0] * u0 + a0[1] * u1 + a0[2] * u2;
-    s[1] += a0[3] * u0 + a0[4] * u1 + a0[5] * u2;
-    s[2] += a0[6] * u0 + a0[7] * u1 + a0[8] * u2;
-  }
-  if (valid && y1 >= 0) {
-    const T u0 = L.u(y1, 0), u1 = L.u(y1, 1), u2 = L.u(y1, 2);
-    s[0] += a1[0] * u0 + a1[1] * u1 + a1[2] * u2;
-    s[1] += a1[3] * u0 + a1[4] * u1 + a1[5] * u2;
-    s[2] += a1[6] * u0 + a1[7] * u1 + a1[8] * u2;
-  }
-  for (int d = 0; d < 3; ++d) part[w][d][lane] = s[d];
-  __syncthreads();
-  if (w == 0 && valid) {
-    T sum[3] = {0, 0, 0};
-#pragma unroll
-    for (int i = 0; i < kGsWarps; ++i)
-      for (int d = 0; d < 3; ++d) sum[d] += part[i][d][lane];
-    T r[3], ux[3];
-    for (int d = 0; d < 3; ++d) r[d] = bx[d] - sum[d];
-    solve3(D, r, ux);
-    for (int d = 0; d < 3; ++d) L.u(x, d) = ux[d];
-  }
-}
-
-// The previous form of k_gauss_seidel (dependent loads), kept for a same-run A/B timing through
-// EB_HEXMG_GS=dependent-loads.
-template <class T>
-__global__ void __launch_bounds__(kGsWarps * 32) k_gauss_seidel_dep(LevelView<T> L, int begin) {
-  pdl_enter();
-  __shared__ T part[kGsWarps][3][32];
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t x = begin + int64_t(blockIdx.x) * 32 + lane;
-  const bool valid = L.nbr(x, kCentre) >= 0;
-  const int k0 = 2 * w, k1 = 2 * w + 1;
-  const int lb = k0 < kCentre ? k0 : k0 + 1, le = (k1 < kCentre ? k1 : k1 + 1) + 1;
-  T s[3] = {0, 0, 0};
-  if (valid) offdiag_partial(x, lb, le, L, L.u, s);
-  for (int d = 0; d < 3; ++d) part[w][d][lane] = s[d];
-  __syncthreads();
-  if (w == 0 && valid) {
-    T sum[3] = {0, 0, 0};
-#pragma unroll
-    for (int i = 0; i < kGsWarps; ++i)
-      for (int d = 0; d < 3; ++d) sum[d] += part[i][d][lane];
-    gauss_seidel_finish(x, L, sum);
-  }
-}
-
-// Gauss-Seidel, one thread per vertex of the colour subset (the measured alternative, "gs1").
-template <class T>
-__global__ void k_gauss_seidel_1t(LevelView<T> L, int begin, int count) {
-  pdl_enter();
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) gauss_seidel_vertex(begin + i, L);
-}
-
-template <class T>
-__device__ void block_add_norm(double v, double* out) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  __shared__ double warp_sums[32];
-  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
-  if (lane == 0) warp_sums[w] = v;
-  __syncthreads();
-  if (w == 0) {
-    v = lane < int((blockDim.x + 31) / 32) ? warp_sums[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (lane == 0) atomicAdd(out, v);
-  }
-}
-
-template <class T>
-__global__ void k_residual(LevelView<T> L, double* norm2) {
-  pdl_enter();
-  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  double n2 = 0;
-  if (x < L.n) n2 = double(residual_vertex(x, L));
-  if (norm2) block_add_norm<T>(n2, norm2);
-}
-
-template <class T>
-__global__ void k_restrict(LevelView<T> F, LevelView<T> C, const int32_t* order, int32_t count) {
-  pdl_enter();
-  const int64_t x = vertex_of(int64_t(blockIdx.x) * blockDim.x + threadIdx.x, order, count);
-  if (x >= 0) restrict_vertex(x, F, C);
-}
-
-template <class T>
-__global__ void k_interpolate(LevelView<T> F, LevelView<T> C) {
-  pdl_enter();
-  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x < F.n) interpolate_correct_vertex(x, F, C);
-}
-
-template <class T>
-__global__ void k_update(FineView<T> f, LevelView<T> L0, int* step) {
-  pdl_enter();
-  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (x == 0) *step += 1;  // every kernel of this step that reads it has completed
-  if (x < L0.n) newmark_update_vertex(x, f, L0);
-}
-
-// Block-wide sum (double) visible to every thread.
-__device__ double block_sum(double v, double* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x % 32, w = threadIdx.x / 32, nw = (blockDim.x + 31) / 32;
-  __syncthreads();
-  if (lane == 0) scratch[w] = v;
-  __syncthreads();
-  double t = 0;
-  for (int i = 0; i < nw; ++i) t += scratch[i];
-  return t;
-}
-
-// Jacobi-preconditioned conjugate gradients on the coarsest level inside one thread block
-// (Sec. 4.2.7; the preconditioner as in the CPU backend's coarse_cg, which says why).
-template <class T>
-__global__ void k_coarse_cg(LevelView<T> L, Strided<T> r, Strided<T> p, Strided<T> q, T rel_tol, int max_it, Flags* flags) {
-  pdl_enter();
-  __shared__ double scratch[32];
-  const int64_t n = L.n;
-  double rr_local = 0, rz_local = 0;
-  for (int64_t x = threadIdx.x; x < n; x += blockDim.x) {
-    stencil_apply_vertex(x, L, L.u, q);
-    const bool pad = L.nbr(x, kCentre) < 0;
-    for (int d = 0; d < 3; ++d) {
-      const T rv = pad ? T(0) : L.b(x, d) - q(x, d);
-      const T zv = rv * jacobi_inverse(x, d, L);
-      r(x, d) = rv;
-      p(x, d) = zv;
-      rr_local += double(rv) * rv;
-      rz_local += double(rv) * zv;
-    }
-  }
-  double rr = block_sum(rr_local, scratch);
-  double rz = block_sum(rz_local, scratch);
-  const double stop = double(rel_tol) * double(rel_tol) * rr;
-  int it = 0;
-  while (it < max_it && rr > stop && rz > 0) {
-    __syncthreads();  // p complete
-    double pq_local = 0;
-    for (int64_t x = threadIdx.x; x < n; x += blockDim.x) {
-      stencil_apply_vertex(x, L, p, q);
-      for (int d = 0; d < 3; ++d) pq_local += double(p(x, d)) * q(x, d);
-    }
-    const double pq = block_sum(pq_local, scratch);
-    if (!(pq > 0)) break;
-    const T a = T(rz / pq);
-    double rn_local = 0, zn_local = 0;
-    for (int64_t x = threadIdx.x; x < n; x += blockDim.x)
-      for (int d = 0; d < 3; ++d) {
-        L.u(x, d) += a * p(x, d);
-        r(x, d) -= a * q(x, d);
-        rn_local += double(r(x, d)) * r(x, d);
-        zn_local += double(r(x, d)) * (r(x, d) * jacobi_inverse(x, d, L));
-      }
-    const double rr_new = block_sum(rn_local, scratch);
-    const double rz_new = block_sum(zn_local, scratch);
-    const T beta = T(rz_new / rz);
-    __syncthreads();  // every thread has read p for q before p changes
-    for (int64_t x = threadIdx.x; x < n; x += blockDim.x)
-      for (int d = 0; d < 3; ++d) p(x, d) = r(x, d) * jacobi_inverse(x, d, L) + beta * p(x, d);
-    rr = rr_new;
-    rz = rz_new;
-    ++it;
-  }
-  if (threadIdx.x == 0) {
-    flags->coarse_iterations += it;
-    flags->coarse_solves += 1;
-  }
-}
-
-// Coarsest-level layout of the shared-memory CG below: thread t owns vertex perm[t] (vertices
-// sorted by their number of off-diagonal neighbours, so that the warps' slot counts are tight and
-// the padding slots form whole idle warps); warp w's off-diagonal blocks sit in slots
-// [warp_base[w], warp_base[w+1]), slot k of lane j holding the k-th present neighbour (ascending
-// stencil offset, the CPU's summation order) of that lane's vertex, or none (src -1).
-// When all slots do not fit in shared memory (fp64 at 33K and 269K bunny: ~20 neighbours each), the
-// first `cap` slots of every warp go to shared memory and the rest to a global scratch copy in
-// the same lane-consecutive layout (coalesced re-reads from L1/L2).
-struct CoarseEll {
-  const int32_t* perm = nullptr;       // n: vertex of thread t
-  const int32_t* warp_base = nullptr;  // 3 (warps + 1): all slots, shared slots, global slots
-  const int32_t* src_l = nullptr;      // 32 per slot (all-slots layout): stencil offset l, -1 if none
-  void* g_A = nullptr;                 // global slots * 32 * 9 coefficients (type T)
-  int32_t* g_y = nullptr;              // global slots * 32 neighbour vertices
-  int32_t shared_slots = 0, cap = 0, warps = 0;
-};
-
-// < 512 vertices plus at most 31 padding slots per colour: <= 736 slots; 768 threads leave 85
-// registers per thread (1024 would cap them at 64 and spill the per-vertex state).
-constexpr int kCoarseSmemMaxThreads = 768;
-
-template <class T>
-__device__ __forceinline__ double2 block_sum2(double a, double b, double2* buf) {
-  for (int o = 16; o > 0; o >>= 1) {
-    a += __shfl_down_sync(0xffffffffu, a, o);
-    b += __shfl_down_sync(0xffffffffu, b, o);
-  }
-  const int lane = threadIdx.x % 32, w = threadIdx.x / 32, nw = blockDim.x / 32;
-  if (lane == 0) buf[w] = make_double2(a, b);
-  __syncthreads();
-  // Second stage in every warp (nw <= 24 partials, one per lane) instead of a serial loop over
-  // them: every warp runs the same shuffle tree on the same data, so all threads get the same sums.
-  double2 t = lane < nw ? buf[lane] : make_double2(0, 0);
-  for (int o = 16; o > 0; o >>= 1) {
-    t.x += __shfl_down_sync(0xffffffffu, t.x, o);
-    t.y += __shfl_down_sync(0xffffffffu, t.y, o);
-  }
-  t.x = __shfl_sync(0xffffffffu, t.x, 0);
-  t.y = __shfl_sync(0xffffffffu, t.y, 0);
-  return t;
-}
-
-// The coarsest Jacobi-PCG of k_coarse_cg (same iteration, same stopping rule, same per-vertex
-// summation order), rebuilt because that kernel spent ~17 us per iteration (H100) re-reading the
-// coarse matrix through L2 from one SM with 6 block reductions and global-memory vectors.
-// Here: blockDim.x == n (one vertex per thread, n <= 768 padded slots for < 512 vertices); the
-// vertex's r, u, centre block and Jacobi inverse live in registers; p is in shared memory; the
-// off-diagonal blocks are copied once per solve into shared memory in the warp-slot layout of
-// CoarseEll (lane-consecutive, so the reads are free of bank conflicts); two fused (double2)
-// reductions and three barriers per iteration instead of six reductions.
-template <class T>
-__global__ void __launch_bounds__(kCoarseSmemMaxThreads) k_coarse_cg_smem(LevelView<T> L, CoarseEll E, T rel_tol, int max_it, Flags* flags,
-                                                                    bool preload) {
-  if (!preload) pdl_enter();
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  __shared__ double2 red[2][32];
-  const int n = L.n;
-  const int t = threadIdx.x, lane = t % 32, w = t / 32;
-  T* sA = reinterpret_cast<T*>(smem_raw);        // slots * 32 * 9
-  T* sp = sA + size_t(E.shared_slots) * 32 * 9;  // 3 * n, vertex-indexed
-  // Neighbour vertices as int16 (n <= 768): 2 bytes less per entry lets the 269K fp32 matrix fit.
-  int16_t* sy = reinterpret_cast<int16_t*>(sp + 3 * size_t(n));  // shared slots * 32
-  T* gA = static_cast<T*>(E.g_A);
-  const int x = E.perm[t];
-  const int base = E.warp_base[w], width = E.warp_base[w + 1] - base;
-  const int sbase = E.warp_base[E.warps + 1 + w], gbase = E.warp_base[2 * (E.warps + 1) + w];
-  const int wsh = min(width, E.cap);  // this warp's slots in shared memory
-  const bool pad = L.nbr(x, kCentre) < 0;
-  // Copy this vertex's present off-diagonal blocks (independent loads, all in flight together).
-  // Each thread later reads only its own lane's entries of the global overflow: no cross-thread
-  // dependency there.
-  for (int k = 0; k < width; ++k) {
-    const int l = E.src_l[(base + k) * 32 + lane];
-    const bool sh = k < wsh;
-    const size_t sl = sh ? size_t(sbase + k) : size_t(gbase + k - wsh);
-    const int32_t y = l >= 0 ? L.nbr(x, l) : -1;
-    if (sh)
-      sy[sl * 32 + lane] = int16_t(y);
-    else
-      E.g_y[sl * 32 + lane] = y;
-    if (l >= 0) {
-      T* dst = (sh ? sA : gA) + sl * 288 + lane;
-#pragma unroll
-      for (int i = 0; i < 9; ++i) dst[i * 32] = L.A(x, l * kBlock + i);
-    }
-  }
-  T D[9], dinv[3], u[3], r[3], b[3];
-#pragma unroll
-  for (int i = 0; i < 9; ++i) D[i] = pad ? T(0) : L.A(x, kCentre * kBlock + i);
-  // With `preload`, the preceding kernel (the restriction on a hierarchy of several levels) does
-  // not write the matrix copied above, nor touch the overflow scratch; b and u it writes. On one
-  // level the predecessor is the assembly or the previous coarsest CG: no preload then.
-  if (preload) pdl_enter();
-#pragma unroll
-  for (int d = 0; d < 3; ++d) {
-    dinv[d] = pad ? T(0) : T(1) / D[4 * d];  // jacobi_inverse
-    u[d] = L.u(x, d);
-    b[d] = L.b(x, d);
-    sp[d * n + x] = u[d];
-  }
-  __syncthreads();  // sA, sy and u (in sp) complete
-  // (A v)_x exactly as stencil_apply_vertex: off-diagonal sum in stencil order, then the centre.
-  auto apply = [&](T* q) {
-    T s0 = 0, s1 = 0, s2 = 0;
-#pragma unroll 4
-    for (int k = 0; k < wsh; ++k) {
-      const int y = sy[(sbase + k) * 32 + lane];
-      if (y < 0) continue;
-      const T v0 = sp[y], v1 = sp[n + y], v2 = sp[2 * n + y];
-      const T* a = sA + size_t(sbase + k) * 288 + lane;
-      s0 += a[0] * v0 + a[32] * v1 + a[64] * v2;
-      s1 += a[96] * v0 + a[128] * v1 + a[160] * v2;
-      s2 += a[192] * v0 + a[224] * v1 + a[256] * v2;
-    }
-#pragma unroll 4
-    for (int k = wsh; k < width; ++k) {  // same stencil order: these are the later offsets
-      const size_t sl = size_t(gbase + k - wsh);
-      const int y = E.g_y[sl * 32 + lane];
-      if (y < 0) continue;
-      const T v0 = sp[y], v1 = sp[n + y], v2 = sp[2 * n + y];
-      const T* a = gA + sl * 288 + lane;
-      s0 += a[0] * v0 + a[32] * v1 + a[64] * v2;
-      s1 += a[96] * v0 + a[128] * v1 + a[160] * v2;
-      s2 += a[192] * v0 + a[224] * v1 + a[256] * v2;
-    }
-    const T v0 = sp[x], v1 = sp[n + x], v2 = sp[2 * n + x];
-    q[0] = pad ? T(0) : s0 + D[0] * v0 + D[1] * v1 + D[2] * v2;
-    q[1] = pad ? T(0) : s1 + D[3] * v0 + D[4] * v1 + D[5] * v2;
-    q[2] = pad ? T(0) : s2 + D[6] * v0 + D[7] * v1 + D[8] * v2;
-  };
-  T q[3], p[3];
-  apply(q);
-  double rr_l = 0, rz_l = 0;
-#pragma unroll
-  for (int d = 0; d < 3; ++d) {
-    r[d] = pad ? T(0) : b[d] - q[d];
-    p[d] = r[d] * dinv[d];
-    rr_l += double(r[d]) * r[d];
-    rz_l += double(r[d]) * p[d];
-  }
-  __syncthreads();  // every thread has read u from sp
-#pragma unroll
-  for (int d = 0; d < 3; ++d) sp[d * n + x] = p[d];
-  const double2 s = block_sum2<T>(rr_l, rz_l, red[1]);  // its barrier also completes p
-  double rr = s.x, rz = s.y;
-  const double stop = double(rel_tol) * double(rel_tol) * rr;
-  int it = 0;
-  while (it < max_it && rr > stop && rz > 0) {
-    apply(q);
-    double pq_l = 0;
-#pragma unroll
-    for (int d = 0; d < 3; ++d) pq_l += double(p[d]) * q[d];
-    const double pq = block_sum2<T>(pq_l, 0.0, red[0]).x;
-    if (!(pq > 0)) break;
-    const T a = T(rz / pq);
-    double rn_l = 0, zn_l = 0;
-#pragma unroll
-    for (int d = 0; d < 3; ++d) {
-      u[d] += a * p[d];
-      r[d] -= a * q[d];
-      rn_l += double(r[d]) * r[d];
-      zn_l += double(r[d]) * (r[d] * dinv[d]);
-    }
-    const double2 s2 = block_sum2<T>(rn_l, zn_l, red[1]);  // also: every thread is done reading sp
-    const T beta = T(s2.y / rz);
-#pragma unroll
-    for (int d = 0; d < 3; ++d) {
-      p[d] = r[d] * dinv[d] + beta * p[d];
-      sp[d * n + x] = p[d];
-    }
-    rr = s2.x;
-    rz = s2.y;
-    ++it;
-    __syncthreads();  // p complete
-  }
-#pragma unroll
-  for (int d = 0; d < 3; ++d) L.u(x, d) = u[d];
-  if (t == 0) {
-    flags->coarse_iterations += it;
-    flags->coarse_solves += 1;
-  }
-}
+using namespace device;  // hexmg_cuda_kernels.cuh
 
 // Host-side transposition to structure-of-arrays with stride n (padding rows filled with fill).
 template <class Out, class In, size_t C>
@@ -595,26 +41,28 @@ std::vector<Out> soa_flat(const std::vector<double>& a, size_t comps, size_t n) 
   return out;
 }
 
-unsigned blocks_for(int64_t n, int per_block) { return unsigned((n + per_block - 1) / per_block); }
-
-// Warp-slot layout of the coarsest matrix for k_coarse_cg_smem, planned on the host for a device
-// whose blocks may opt in to `optin` bytes of shared memory (scalars of `scalar` bytes). `use`
-// false: the old kernel stays (more than 1024 slots, blocks that do not fit in shared memory,
-// or EB_HEXMG_COARSE_CG=global) and nothing is uploaded. The constructor uploads perm, bases and
-// src and sizes the global overflow from global_slots; the estimate counts the same.
-struct CoarseEllPlan {
-  bool use = false;
+// Warp-slot layout of the coarsest matrix for k_coarse_cg, planned on the host for a device
+// whose blocks may opt in to `optin` bytes of shared memory (scalars of `scalar` bytes), with at
+// most `max_shared_slots` warp-slots per warp in shared memory (-1: as many as fit;
+// hexmg.coarse_shared_slots). The constructor uploads perm, bases and src and sizes the global
+// overflow from global_slots; the estimate counts the same. A coarsest level of more than
+// kCoarseSmemMaxThreads slots is an InputError (before anything is allocated).
+struct CoarseLayoutPlan {
   std::vector<int32_t> perm, bases, src;
   int shared_slots = 0, global_slots = 0, cap = 0, warps = 0;
   size_t smem_bytes = 0;
 };
 
-CoarseEllPlan plan_coarse_ell(const Level& C, int optin, size_t scalar) {
-  CoarseEllPlan plan;
-  // EB_HEXMG_COARSE_CG=global keeps the old kernel (same-run A/B timing of the two).
-  if (const char* e = std::getenv("EB_HEXMG_COARSE_CG"); e && std::string(e) == "global") return plan;
+CoarseLayoutPlan plan_coarse_layout(const Level& C, int optin, size_t scalar, int max_shared_slots) {
+  CoarseLayoutPlan plan;
   const int n = C.n_padded;
-  if (n > kCoarseSmemMaxThreads || n % 32 != 0) return plan;
+  // The octree stops below kCoarsestMaxVertices vertices, which with their colour padding is
+  // fewer slots than this, unless it stops early because no two cells of a level share a parent.
+  if (n > kCoarseSmemMaxThreads)
+    throw InputError("hexmg cuda: the coarsest level has " + std::to_string(n) + " vertex slots, more than the " +
+                     std::to_string(kCoarseSmemMaxThreads) +
+                     " of the single-block coarsest CG (the mesh does not coarsen: no two cells of a level share a "
+                     "parent cell); the cpu backend runs it");
   std::vector<int> count(n, 0);
   for (int x = 0; x < n; ++x)
     if (C.nbr[x][kCentre] >= 0)
@@ -636,10 +84,7 @@ CoarseEllPlan plan_coarse_ell(const Level& C, int optin, size_t scalar) {
   const size_t per_slot = 32 * (9 * scalar + sizeof(int16_t));
   int cap = 0;
   for (int w = 0; w < nw; ++w) cap = std::max(cap, base[w + 1] - base[w]);
-  // Test-only: EB_HEXMG_COARSE_SMEM_SLOTS=k keeps at most k warp-slots per warp in shared memory
-  // so that the global-overflow path (otherwise reached only by fp64 at 33K and 269K bunny) is
-  // exercised at small sizes (tests/hexmg/test_coarse_overflow.cpp).
-  if (const char* e = std::getenv("EB_HEXMG_COARSE_SMEM_SLOTS"); e && *e) cap = std::min(cap, std::max(0, std::atoi(e)));
+  if (max_shared_slots >= 0) cap = std::min(cap, max_shared_slots);
   std::vector<int32_t> bases(3 * size_t(nw + 1), 0);
   for (;; --cap) {
     for (int w = 0; w < nw; ++w) {
@@ -660,8 +105,8 @@ CoarseEllPlan plan_coarse_ell(const Level& C, int optin, size_t scalar) {
         if (l != kCentre && C.nbr[x][l] >= 0) src[size_t(base[w] + k++) * 32 + j] = l;
     }
   const size_t bytes = size_t(shared_slots) * per_slot + 3 * size_t(n) * scalar;
-  if (bytes > avail + 3 * size_t(n) * scalar) return plan;  // not even p fits: old kernel
-  plan.use = true;
+  if (bytes > avail + 3 * size_t(n) * scalar)  // not even p fits (every CUDA device has room for it)
+    throw RuntimeFailure("hexmg cuda: the coarsest CG's vectors do not fit in the device's shared memory");
   plan.perm = std::move(perm);
   plan.bases = std::move(bases);
   plan.src = std::move(src);
@@ -699,12 +144,12 @@ class HexmgCuda final : public HexmgSimulation {
       EB_CUDA_CHECK(cudaMemcpyToSymbol(c_K_d, Kd.data(), sizeof(double) * 576));
     }
     const int nl = m_.n_levels();
-    dev_.resize(nl);
+    level_buffers_.resize(nl);
     views_.resize(nl);
     for (int l = 0; l < nl; ++l) {
       const Level& L = m_.levels[l];
       const size_t n = size_t(L.n_padded);
-      auto& d = dev_[l];
+      auto& d = level_buffers_[l];
       d.A.resize(n * kCoeffs, "hexmg A");
       d.A.fill_zero();
       d.b.resize(n * 3, "hexmg b");
@@ -741,8 +186,8 @@ class HexmgCuda final : public HexmgSimulation {
       v.dead = d.dead.data();
     }
     const size_t n0 = size_t(m_.levels[0].n_padded), ne = size_t(m_.n_elems());
-    ev_.upload(soa<int32_t>(m_.ev, ne, -1));
-    ve_.upload(soa<int32_t>(m_.ve, n0, -1));
+    elem_vertices_.upload(soa<int32_t>(m_.ev, ne, -1));
+    vertex_elems_.upload(soa<int32_t>(m_.ve, n0, -1));
     youngs_.upload(std::vector<T>(m_.youngs.begin(), m_.youngs.end()));
     {
       std::vector<T> R(9 * ne, T(0));
@@ -762,35 +207,29 @@ class HexmgCuda final : public HexmgSimulation {
     cmask_.upload(m_.cmask);
     factors_.resize(size_t(kBatch) * std::max(1, m_.ncurves), "hexmg load factors");
     factors_.fill_zero();
-    dstep_.resize(1, "hexmg step counter");
-    dstep_.fill_zero();
+    batch_step_.resize(1, "hexmg step counter");
+    batch_step_.fill_zero();
     flags_.resize(1, "hexmg flags");
     reset_flags();
     volume_flags_.resize(1, "hexmg volume check");
-    const size_t nc = 3 * size_t(m_.levels.back().n_padded);
-    cg_r_.resize(nc, "hexmg coarse r");
-    cg_p_.resize(nc, "hexmg coarse p");
-    cg_q_.resize(nc, "hexmg coarse q");
-    fv_.n_elems = int32_t(ne);
-    fv_.h = T(m_.h);
-    fv_.dt = T(m_.dt);
-    fv_.alpha = T(m_.alpha);
-    fv_.ev = {ev_.data(), 1, int64_t(ne)};
-    fv_.ve = {ve_.data(), 1, int64_t(n0)};
-    fv_.youngs = youngs_.data();
-    fv_.R = {R_.data(), 1, int64_t(ne)};
-    fv_.mass = mass_.data();
-    fv_.u0 = {u0_.data(), 1, int64_t(n0)};
-    fv_.v0 = {v0_.data(), 1, int64_t(n0)};
-    fv_.a0 = {a0_.data(), 1, int64_t(n0)};
-    fv_.force = {force_.data(), 1, int64_t(n0)};
-    fv_.presc = {presc_.data(), 1, int64_t(n0)};
-    fv_.cmask = cmask_.data();
-    fv_.ncurves = m_.ncurves;
-    fv_.factor = factors_.data();
-    const int64_t nco = m_.levels.back().n_padded;
-    cg_threads_ = int(std::min<int64_t>(1024, (nco + 31) / 32 * 32));
-    setup_coarse_ell(device);
+    fine_.n_elems = int32_t(ne);
+    fine_.h = T(m_.h);
+    fine_.dt = T(m_.dt);
+    fine_.alpha = T(m_.alpha);
+    fine_.ev = {elem_vertices_.data(), 1, int64_t(ne)};
+    fine_.ve = {vertex_elems_.data(), 1, int64_t(n0)};
+    fine_.youngs = youngs_.data();
+    fine_.R = {R_.data(), 1, int64_t(ne)};
+    fine_.mass = mass_.data();
+    fine_.u0 = {u0_.data(), 1, int64_t(n0)};
+    fine_.v0 = {v0_.data(), 1, int64_t(n0)};
+    fine_.a0 = {a0_.data(), 1, int64_t(n0)};
+    fine_.force = {force_.data(), 1, int64_t(n0)};
+    fine_.presc = {presc_.data(), 1, int64_t(n0)};
+    fine_.cmask = cmask_.data();
+    fine_.ncurves = m_.ncurves;
+    fine_.factor = factors_.data();
+    setup_coarse_layout(device);
     EB_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -805,7 +244,7 @@ class HexmgCuda final : public HexmgSimulation {
   static std::size_t planned_bytes(const Model& m, int optin) {
     const size_t w = sizeof(T), i32 = sizeof(int32_t);
     size_t b = 0;
-    for (const Level& L : m.levels) {  // LevelDev: A, b, u, r, nbr, child, parent, dead, order
+    for (const Level& L : m.levels) {  // LevelBuffers: A, b, u, r, nbr, child, parent, dead, order
       const size_t n = size_t(L.n_padded);
       b += n * kCoeffs * w + 3 * (3 * n * w);
       b += n * kStencil * i32;
@@ -815,18 +254,14 @@ class HexmgCuda final : public HexmgSimulation {
       for (int32_t x = 0; x < L.n_padded; ++x) b += L.coord[x][0] >= 0 ? i32 : 0;
     }
     const size_t n0 = size_t(m.levels[0].n_padded), ne = size_t(m.n_elems());
-    const size_t nc = 3 * size_t(m.levels.back().n_padded);
     const size_t fc = 3 * size_t(m.ncurves + 1), pc = 3 * size_t(std::max(1, m.ncurves));
     b += 8 * ne * i32 + 8 * n0 * i32;                                 // ev, ve
     b += (m.youngs.size() + 9 * ne + m.mass.size() + 3 * 3 * n0) * w;  // youngs, R, mass, u0, v0, a0
     b += (fc + pc) * n0 * w + m.cmask.size();                         // force, presc, cmask
     b += size_t(kBatch) * std::max(1, m.ncurves) * w;                 // factors
     b += sizeof(int) + sizeof(Flags) + sizeof(ElementFlags);          // dstep, flags, volume flags
-    b += 3 * nc * w;                                                  // coarse CG r, p, q
-    const CoarseEllPlan p = plan_coarse_ell(m.levels.back(), optin, sizeof(T));
-    if (p.use)
-      b += (p.perm.size() + p.bases.size() + p.src.size()) * i32 +
-           size_t(std::max(p.global_slots, 1)) * 32 * (9 * w + i32);
+    const CoarseLayoutPlan p = plan_coarse_layout(m.levels.back(), optin, sizeof(T), m.solver.coarse_shared_slots);
+    b += (p.perm.size() + p.bases.size() + p.src.size()) * i32 + size_t(std::max(p.global_slots, 1)) * 32 * (9 * w + i32);
     return b;
   }
 
@@ -888,7 +323,7 @@ class HexmgCuda final : public HexmgSimulation {
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   double system_residual() override { return std::sqrt(residual_norm2(0)); }
-  void restart_solve() override { dev_[0].u.fill_zero(); }
+  void restart_solve() override { level_buffers_[0].u.fill_zero(); }
   void end_step() override {
     launch_update();
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -900,7 +335,7 @@ class HexmgCuda final : public HexmgSimulation {
     u0_.upload(soa_flat<T>(slot_u, 3, n0));
     v0_.upload(slot_v.empty() ? std::vector<T>(3 * n0, T(0)) : soa_flat<T>(slot_v, 3, n0));
     a0_.fill_zero();
-    dev_[0].u.fill_zero();
+    level_buffers_[0].u.fill_zero();
     step_open_ = false;
   }
 
@@ -908,7 +343,7 @@ class HexmgCuda final : public HexmgSimulation {
   std::vector<double> slot_displacement() override {
     std::vector<double> u = aos_of(u0_, 3, size_t(m_.levels[0].n_padded));
     if (step_open_) {
-      const std::vector<double> du = aos_of(dev_[0].u, 3, size_t(m_.levels[0].n_padded));
+      const std::vector<double> du = aos_of(level_buffers_[0].u, 3, size_t(m_.levels[0].n_padded));
       for (size_t i = 0; i < u.size(); ++i) u[i] += du[i];
     }
     return u;
@@ -924,11 +359,11 @@ class HexmgCuda final : public HexmgSimulation {
   }
   // This simulation's own buffers (cuda_tracked_bytes() counts every simulation of the process).
   std::size_t device_bytes() const override {
-    size_t b = ev_.bytes() + ve_.bytes() + youngs_.bytes() + R_.bytes() + mass_.bytes() + u0_.bytes() + v0_.bytes() +
-               a0_.bytes() + force_.bytes() + presc_.bytes() + factors_.bytes() + cmask_.bytes() + dstep_.bytes() +
-               flags_.bytes() + volume_flags_.bytes() + cg_r_.bytes() + cg_p_.bytes() + cg_q_.bytes() + ell_perm_.bytes() +
-               ell_base_.bytes() + ell_src_.bytes() + ell_gA_.bytes() + ell_gy_.bytes();
-    for (const LevelDev& d : dev_)
+    size_t b = elem_vertices_.bytes() + vertex_elems_.bytes() + youngs_.bytes() + R_.bytes() + mass_.bytes() + u0_.bytes() + v0_.bytes() +
+               a0_.bytes() + force_.bytes() + presc_.bytes() + factors_.bytes() + cmask_.bytes() + batch_step_.bytes() +
+               flags_.bytes() + volume_flags_.bytes() + coarse_vertex_of_thread_.bytes() +
+               coarse_warp_bases_.bytes() + coarse_slot_offsets_.bytes() + coarse_overflow_blocks_.bytes() + coarse_overflow_neighbours_.bytes();
+    for (const LevelBuffers& d : level_buffers_)
       b += d.A.bytes() + d.b.bytes() + d.u.bytes() + d.r.bytes() + d.nbr.bytes() + d.child.bytes() + d.parent.bytes() +
            d.order.bytes() + d.dead.bytes();
     return b;
@@ -936,15 +371,15 @@ class HexmgCuda final : public HexmgSimulation {
 
   void export_system(std::vector<Triplet>& A, std::vector<double>& b, std::vector<double>& u) override {
     const size_t n = size_t(m_.levels[0].n_padded);
-    const std::vector<T> Ah = dev_[0].A.to_host();
-    b = aos_of(dev_[0].b, 3, n);
-    u = aos_of(dev_[0].u, 3, n);
+    const std::vector<T> Ah = level_buffers_[0].A.to_host();
+    b = aos_of(level_buffers_[0].b, 3, n);
+    u = aos_of(level_buffers_[0].u, 3, n);
     level0_triplets(Ah.data(), 1, int64_t(n), A);
   }
 
  protected:
   void last_step_residuals(double& initial, double& final_) override {
-    auto& u = dev_[0].u;
+    auto& u = level_buffers_[0].u;
     const std::vector<T> keep = u.to_host();
     u.fill_zero();
     initial = std::sqrt(residual_norm2(0));
@@ -959,15 +394,13 @@ class HexmgCuda final : public HexmgSimulation {
     j["gauss_seidel_design"] = m_.solver.gs_thread_per_vertex
                                    ? "one thread per vertex (27 blocks unrolled)"
                                    : "13 warps per 32 vertices, 2 stencil blocks per thread, shared-memory reduction";
-    j["programmatic_dependent_launch"] = pdl_;
+    j["programmatic_dependent_launch"] = programmatic_launch_;
     j["kernels_per_step"] = kernels_per_step();
     j["gather_kernels_order"] = lattice_order_ ? "lattice" : "colour subsets";
-    j["coarse_cg_global_warp_slots"] = cg_smem_ ? cg_global_slots_ : -1;
-    j["coarse_cg_threads"] = cg_smem_ ? int(views_.back().n) : cg_threads_;
-    j["coarse_cg_kernel"] = cg_smem_ ? "one block, one vertex per thread, blocks in shared memory (" +
-                                           std::to_string(cg_smem_bytes_) + " B; " +
-                                           std::to_string(cg_global_slots_) + " warp-slots of blocks in global memory)"
-                                     : "one block, blocks read from global memory";
+    j["coarse_cg_global_warp_slots"] = coarse_global_slots_;
+    j["coarse_cg_threads"] = int(views_.back().n);
+    j["coarse_cg_kernel"] = "one block, one vertex per thread, blocks in shared memory (" + std::to_string(coarse_smem_bytes_) +
+                            " B; " + std::to_string(coarse_global_slots_) + " warp-slots of blocks in global memory)";
   }
 
 
@@ -1002,18 +435,18 @@ class HexmgCuda final : public HexmgSimulation {
     check_flags();
   }
 
-  VolumeCheck check_volumes() override {
+  ElementChecks check_volumes() override {
     upload_element_flags(volume_flags_.data());
-    launch(k_volumes<T>, blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, fv_, volume_flags_.data());
+    launch(k_volumes<T>, cuda::blocks_for(m_.n_elems(), kThreadsPerBlock), kThreadsPerBlock, 0, fine_, volume_flags_.data());
     ElementFlags f;
     EB_CUDA_CHECK(cudaMemcpyAsync(&f, volume_flags_.data(), sizeof(f), cudaMemcpyDeviceToHost, stream_));
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return volume_check_of(f);
+    return element_checks_of(f);
   }
  private:
   static constexpr int kBatch = 4096;  // steps per graph-launch batch (load factors uploaded per batch)
 
-  struct LevelDev {
+  struct LevelBuffers {
     DeviceBuffer<T> A, b, u, r;
     DeviceBuffer<int32_t> nbr, child, parent;
     DeviceBuffer<int32_t> order;  // real vertices in lattice order (z, y, x fastest)
@@ -1029,10 +462,10 @@ class HexmgCuda final : public HexmgSimulation {
   Layout layout_of(PhaseArray a, int level) {
     const size_t n = size_t(m_.levels[level].n_padded), n0 = size_t(m_.levels[0].n_padded);
     switch (a) {
-      case PhaseArray::A: return {&dev_[level].A, kCoeffs, n};
-      case PhaseArray::b: return {&dev_[level].b, 3, n};
-      case PhaseArray::u: return {&dev_[level].u, 3, n};
-      case PhaseArray::r: return {&dev_[level].r, 3, n};
+      case PhaseArray::A: return {&level_buffers_[level].A, kCoeffs, n};
+      case PhaseArray::b: return {&level_buffers_[level].b, 3, n};
+      case PhaseArray::u: return {&level_buffers_[level].u, 3, n};
+      case PhaseArray::r: return {&level_buffers_[level].r, 3, n};
       case PhaseArray::u0: return {&u0_, 3, n0};
       case PhaseArray::v0: return {&v0_, 3, n0};
       case PhaseArray::a0: return {&a0_, 3, n0};
@@ -1058,8 +491,11 @@ class HexmgCuda final : public HexmgSimulation {
   // (coarse-grid assembly, restriction): the children of consecutive coarse vertices are then
   // consecutive in the fine level's colour subsets (full sectors) and neighbouring warps share
   // them in L1/L2, where in colour order a fine vertex is read by up to 8 coarse vertices of 8
-  // different colours, far apart in the launch (H100, ncu: level-1 coarse assembly 830 -> 319 us,
-  // DRAM 2.18 -> 0.62 GB; PERF_NOTES.md change 4). EB_HEXMG_ORDER=colour: the paper's order.
+  // different colours, far apart in the launch, so each fine matrix came from DRAM several times
+  // (PERF_NOTES.md). hexmg.lattice_order = false: the paper's order.
+  const int32_t* order_of(int l) const { return lattice_order_ ? level_buffers_[l].order.data() : nullptr; }
+  int32_t count_of(int l) const { return lattice_order_ ? level_buffers_[l].n_real : views_[l].n; }
+
   // Kernel launches of one fixed-cycle step (the graph's nodes), for profilers' launch counts.
   int kernels_per_step() const {
     const int nl = m_.n_levels();
@@ -1071,14 +507,11 @@ class HexmgCuda final : public HexmgSimulation {
     }
     return (m_.solver.linear ? 0 : 1) + 1 + (nl - 1) + m_.solver.cycles * per_cycle + 1;
   }
-  const int32_t* order_of(int l) const { return lattice_order_ ? dev_[l].order.data() : nullptr; }
-  int32_t count_of(int l) const { return lattice_order_ ? dev_[l].n_real : views_[l].n; }
-
   // Every kernel of a step goes through here: with PDL the launch carries the programmatic
   // stream serialization attribute (see pdl_wait in the kernels).
   template <class... KArgs, class... Args>
   void launch(void (*kernel)(KArgs...), unsigned grid, unsigned block, size_t smem, Args&&... args) {
-    cuda::launch_kernel(pdl_, kernel, dim3(grid), dim3(block), smem, stream_, std::forward<Args>(args)...);
+    cuda::launch_kernel(programmatic_launch_, kernel, dim3(grid), dim3(block), smem, stream_, std::forward<Args>(args)...);
     last_ = LastLaunch{};  // the launchers that write a matrix or run the coarsest CG say so after this
   }
 
@@ -1106,12 +539,12 @@ class HexmgCuda final : public HexmgSimulation {
     const ElementFlags e = empty_element_flags();
     EB_CUDA_CHECK(cudaMemcpyAsync(dst, &e, sizeof(e), cudaMemcpyHostToDevice, stream_));
   }
-  static VolumeCheck volume_check_of(const ElementFlags& f) {
-    VolumeCheck c;
+  static ElementChecks element_checks_of(const ElementFlags& f) {
+    ElementChecks c;
     c.inverted = int64_t(f.kept);
     if (f.first_kept != ~0ull) c.first_inverted = int64_t(f.first_kept & 0xffffffffull);
     if (f.first_bad != ~0ull) c.first_nonfinite = int64_t(f.first_bad & 0xffffffffull);
-    c.min_det = det_of_key(f.min_det);  // +infinity when no finite det F was met
+    c.min_det_f = det_of_key(f.min_det);  // +infinity when no finite det F was met
     return c;
   }
 
@@ -1124,7 +557,7 @@ class HexmgCuda final : public HexmgSimulation {
       for (int c = 0; c < m_.ncurves; ++c) f[size_t(i) * nc + c] = T(fac[c]);
     }
     EB_CUDA_CHECK(cudaMemcpyAsync(factors_.data(), f.data(), f.size() * sizeof(T), cudaMemcpyHostToDevice, stream_));
-    EB_CUDA_CHECK(cudaMemsetAsync(dstep_.data(), 0, sizeof(int), stream_));
+    EB_CUDA_CHECK(cudaMemsetAsync(batch_step_.data(), 0, sizeof(int), stream_));
     batch_first_step_ = first;
   }
 
@@ -1137,11 +570,11 @@ class HexmgCuda final : public HexmgSimulation {
     coarse_iter_done_ += f.coarse_iterations;
     coarse_solves_done_ += f.coarse_solves;
     // The first kept rotation and the first non-finite F may come from different steps.
-    VolumeCheck c = volume_check_of(f.elem), bad;
+    ElementChecks c = element_checks_of(f.elem), bad;
     bad.first_nonfinite = c.first_nonfinite;
     c.first_nonfinite = -1;
-    record_volumes(c, batch_first_step_ - 1 + int64_t(f.elem.first_kept >> 32));
-    if (bad.first_nonfinite >= 0) record_volumes(bad, batch_first_step_ - 1 + int64_t(f.elem.first_bad >> 32));
+    record_checks(c, batch_first_step_ - 1 + int64_t(f.elem.first_kept >> 32));
+    if (bad.first_nonfinite >= 0) record_checks(bad, batch_first_step_ - 1 + int64_t(f.elem.first_bad >> 32));
   }
 
   void phase_begin(bool timed, const char* name) {
@@ -1168,30 +601,27 @@ class HexmgCuda final : public HexmgSimulation {
 
   // One launcher per kernel (the step, the graph and run_phase all go through them).
   void launch_rotations() {
-    launch(k_rotations<T>, blocks_for(m_.n_elems(), kBlock1), kBlock1, 0, fv_, dstep_.data(), flags_.data());
+    launch(k_rotations<T>, cuda::blocks_for(m_.n_elems(), kThreadsPerBlock), kThreadsPerBlock, 0, fine_, batch_step_.data(), flags_.data());
   }
   void launch_assembly() {
     // Colour order here: in lattice order each warp's stores of A split into two half-warp runs
-    // that straddle sectors, and the partly written sectors cost DRAM traffic (H100, ncu:
-    // 436 -> 624 us, 435 -> 629 MB per step; PERF_NOTES.md change 4).
-    launch(k_assembly<T>, blocks_for(views_[0].n, kBlock1), kBlock1, 0, fv_, views_[0], factors_.data(), dstep_.data());
+    // that straddle sectors, and the partly written sectors cost DRAM traffic (PERF_NOTES.md).
+    launch(k_assembly<T>, cuda::blocks_for(views_[0].n, kThreadsPerBlock), kThreadsPerBlock, 0, fine_, views_[0], factors_.data(), batch_step_.data());
     last_.matrix_level = 0;
   }
   void launch_galerkin(int l) {
-    launch(k_galerkin<T>, blocks_for(count_of(l), 32), 288, 0, views_[l - 1], views_[l], order_of(l), count_of(l));
+    launch(k_galerkin<T>, cuda::blocks_for(count_of(l), 32), 288, 0, views_[l - 1], views_[l], order_of(l), count_of(l));
     last_.matrix_level = l;
   }
   void launch_update() {
-    launch(k_update<T>, blocks_for(views_[0].n, kBlock1), kBlock1, 0, fv_, views_[0], dstep_.data());
+    launch(k_update<T>, cuda::blocks_for(views_[0].n, kThreadsPerBlock), kThreadsPerBlock, 0, fine_, views_[0], batch_step_.data());
   }
   void launch_gs_colour(int l, int c) {
     const auto& cb = m_.levels[l].colour_begin;
     const int count = cb[c + 1] - cb[c];
     if (count == 0) return;
     if (m_.solver.gs_thread_per_vertex)
-      launch(k_gauss_seidel_1t<T>, blocks_for(count, kBlock1), kBlock1, 0, views_[l], cb[c], count);
-    else if (gs_dependent_loads_)
-      launch(k_gauss_seidel_dep<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c]);
+      launch(k_gauss_seidel_1t<T>, cuda::blocks_for(count, kThreadsPerBlock), kThreadsPerBlock, 0, views_[l], cb[c], count);
     else
       launch(k_gauss_seidel<T>, unsigned(count / 32), kGsWarps * 32, 0, views_[l], cb[c], may_preload(l, false));
   }
@@ -1199,44 +629,34 @@ class HexmgCuda final : public HexmgSimulation {
     for (int c = 0; c < 8; ++c) launch_gs_colour(l, c);
   }
   void launch_residual(int l, double* norm2) {
-    launch(k_residual<T>, blocks_for(views_[l].n, kBlock1), kBlock1, 0, views_[l], norm2);
+    launch(k_residual<T>, cuda::blocks_for(views_[l].n, kThreadsPerBlock), kThreadsPerBlock, 0, views_[l], norm2);
   }
   // b and u of coarse level lc from the residual of lc - 1; u of lc - 1 corrected from lc.
   void launch_restrict(int lc) {
-    launch(k_restrict<T>, blocks_for(count_of(lc), kBlock1), kBlock1, 0, views_[lc - 1], views_[lc], order_of(lc), count_of(lc));
+    launch(k_restrict<T>, cuda::blocks_for(count_of(lc), kThreadsPerBlock), kThreadsPerBlock, 0, views_[lc - 1], views_[lc], order_of(lc), count_of(lc));
   }
   void launch_interpolate(int lc) {
-    launch(k_interpolate<T>, blocks_for(views_[lc - 1].n, kBlock1), kBlock1, 0, views_[lc - 1], views_[lc]);
+    launch(k_interpolate<T>, cuda::blocks_for(views_[lc - 1].n, kThreadsPerBlock), kThreadsPerBlock, 0, views_[lc - 1], views_[lc]);
   }
   void launch_coarse_cg() {
     const int l = m_.n_levels() - 1;
-    const int64_t n = views_[l].n;
-    if (cg_smem_) {
-      launch(k_coarse_cg_smem<T>, 1, unsigned(n), cg_smem_bytes_, views_[l], ell_, T(m_.solver.coarse_tolerance),
-             m_.solver.coarse_max_iterations, flags_.data(), may_preload(l, true));
-    } else {
-      Strided<T> r{cg_r_.data(), 1, n}, p{cg_p_.data(), 1, n}, q{cg_q_.data(), 1, n};
-      launch(k_coarse_cg<T>, 1, unsigned(cg_threads_), 0, views_[l], r, p, q, T(m_.solver.coarse_tolerance),
-             m_.solver.coarse_max_iterations, flags_.data());
-    }
+    launch(k_coarse_cg<T>, 1, unsigned(views_[l].n), coarse_smem_bytes_, views_[l], coarse_layout_, T(m_.solver.coarse_tolerance),
+           m_.solver.coarse_max_iterations, flags_.data(), may_preload(l, true));
     last_.coarse_cg = true;
   }
 
-  // Warp-slot layout of the coarsest matrix for k_coarse_cg_smem; the old kernel stays the
-  // fallback when a level has more than 1024 slots or its blocks do not fit in shared memory.
-  void setup_coarse_ell(int device) {
-    CoarseEllPlan p = plan_coarse_ell(m_.levels.back(), shared_memory_optin(device), sizeof(T));
-    if (!p.use) return;
-    EB_CUDA_CHECK(cudaFuncSetAttribute(k_coarse_cg_smem<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes)));
-    ell_perm_.upload(p.perm);
-    ell_base_.upload(p.bases);
-    ell_src_.upload(p.src);
-    ell_gA_.resize(size_t(std::max(p.global_slots, 1)) * 32 * 9, "hexmg coarse overflow blocks");
-    ell_gy_.resize(size_t(std::max(p.global_slots, 1)) * 32, "hexmg coarse overflow neighbours");
-    ell_ = CoarseEll{ell_perm_.data(), ell_base_.data(), ell_src_.data(), ell_gA_.data(), ell_gy_.data(), p.shared_slots, p.cap, p.warps};
-    cg_global_slots_ = p.global_slots;
-    cg_smem_bytes_ = p.smem_bytes;
-    cg_smem_ = true;
+  // Warp-slot layout of the coarsest matrix for k_coarse_cg.
+  void setup_coarse_layout(int device) {
+    CoarseLayoutPlan p = plan_coarse_layout(m_.levels.back(), shared_memory_optin(device), sizeof(T), m_.solver.coarse_shared_slots);
+    EB_CUDA_CHECK(cudaFuncSetAttribute(k_coarse_cg<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem_bytes)));
+    coarse_vertex_of_thread_.upload(p.perm);
+    coarse_warp_bases_.upload(p.bases);
+    coarse_slot_offsets_.upload(p.src);
+    coarse_overflow_blocks_.resize(size_t(std::max(p.global_slots, 1)) * 32 * 9, "hexmg coarse overflow blocks");
+    coarse_overflow_neighbours_.resize(size_t(std::max(p.global_slots, 1)) * 32, "hexmg coarse overflow neighbours");
+    coarse_layout_ = CoarseLayout{coarse_vertex_of_thread_.data(), coarse_warp_bases_.data(), coarse_slot_offsets_.data(), coarse_overflow_blocks_.data(), coarse_overflow_neighbours_.data(), p.shared_slots, p.cap, p.warps};
+    coarse_global_slots_ = p.global_slots;
+    coarse_smem_bytes_ = p.smem_bytes;
   }
 
   void vcycle_level(int l, bool timed = false) {
@@ -1318,39 +738,24 @@ class HexmgCuda final : public HexmgSimulation {
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
   cuda::EventTimer timer_;
-  std::vector<LevelDev> dev_;
+  std::vector<LevelBuffers> level_buffers_;
   std::vector<LevelView<T>> views_;
-  DeviceBuffer<int32_t> ev_, ve_;
+  DeviceBuffer<int32_t> elem_vertices_, vertex_elems_;
   DeviceBuffer<T> youngs_, R_, mass_, u0_, v0_, a0_, force_, presc_, factors_;
   DeviceBuffer<uint8_t> cmask_;
-  DeviceBuffer<int> dstep_;  // step index within the current batch (device side)
+  DeviceBuffer<int> batch_step_;  // step index within the current batch (device side)
   DeviceBuffer<Flags> flags_;
   DeviceBuffer<ElementFlags> volume_flags_;  // check_volumes()
-  DeviceBuffer<T> cg_r_, cg_p_, cg_q_;
-  DeviceBuffer<int32_t> ell_perm_, ell_base_, ell_src_;
-  DeviceBuffer<T> ell_gA_;
-  DeviceBuffer<int32_t> ell_gy_;
-  CoarseEll ell_;
-  int cg_global_slots_ = 0;
-  size_t cg_smem_bytes_ = 0;
-  bool cg_smem_ = false;  // k_coarse_cg_smem (else k_coarse_cg)
-  // EB_HEXMG_GS=dependent-loads: the previous Gauss-Seidel kernel (same-run A/B timing).
-  bool gs_dependent_loads_ = [] {
-    const char* e = std::getenv("EB_HEXMG_GS");
-    return e && std::string(e) == "dependent-loads";
-  }();
-  // EB_HEXMG_PDL=0: plain stream-ordered launches; EB_HEXMG_ORDER=colour: every kernel in
-  // colour-subset order (both for same-run A/B timing, PERF_NOTES.md change 4).
-  bool pdl_ = [] {
-    const char* e = std::getenv("EB_HEXMG_PDL");
-    return !(e && std::string(e) == "0");
-  }();
-  bool lattice_order_ = [] {
-    const char* e = std::getenv("EB_HEXMG_ORDER");
-    return !(e && std::string(e) == "colour");
-  }();
-  FineView<T> fv_;
-  int cg_threads_ = 32;
+  DeviceBuffer<int32_t> coarse_vertex_of_thread_, coarse_warp_bases_, coarse_slot_offsets_;
+  DeviceBuffer<T> coarse_overflow_blocks_;
+  DeviceBuffer<int32_t> coarse_overflow_neighbours_;
+  CoarseLayout coarse_layout_;
+  int coarse_global_slots_ = 0;
+  size_t coarse_smem_bytes_ = 0;
+  // hexmg.programmatic_dependent_launch and hexmg.lattice_order (see launch() and order_of()).
+  bool programmatic_launch_ = m_.solver.programmatic_dependent_launch;
+  bool lattice_order_ = m_.solver.lattice_order;
+  FineView<T> fine_;
   int64_t batch_first_step_ = 1;
   unsigned long long coarse_iter_done_ = 0, coarse_solves_done_ = 0;
   bool step_open_ = false;

@@ -99,16 +99,20 @@ void validate_hexmg_options(const HexmgOptions& o) {
     throw InputError("scenario keys 'hexmg.pre_smooth' and 'hexmg.post_smooth' must be >= 0 with at least one smoothing step");
   if (!(o.tolerance > 0 && o.tolerance < 1)) throw InputError("scenario key 'hexmg.tolerance' must lie in (0, 1)");
   if (o.max_iterations < 1) throw InputError("scenario key 'hexmg.max_iterations' must be >= 1");
+  if (o.coarse_shared_slots < -1)
+    throw InputError("scenario key 'hexmg.coarse_shared_slots' must be >= 0, or -1 for as many as fit");
 }
 
 const std::vector<HexmgVariant>& hexmg_variants() {
-  // profile and gs_thread_per_vertex steer the CUDA multigrid kernels, so jacobi-pcg (CPU only, no
-  // multigrid) takes neither, nor the cycle and smoothing counts.
+  // profile, gs_thread_per_vertex and the launch keys steer the CUDA multigrid kernels, so
+  // jacobi-pcg (CPU only, no multigrid) takes none of them, nor the cycle and smoothing counts.
   static const std::vector<HexmgVariant> variants = {
       {"vcycle", "the paper's: hexmg.cycles V-cycles per step", false, false, true,
-       {"cycles", "pre_smooth", "post_smooth", "corotated", "profile", "gs_thread_per_vertex"}},
+       {"cycles", "pre_smooth", "post_smooth", "corotated", "profile", "gs_thread_per_vertex",
+        "programmatic_dependent_launch", "lattice_order", "coarse_shared_slots"}},
       {"tolerance", "V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true, false, true,
-       {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated", "profile", "gs_thread_per_vertex"}},
+       {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated", "profile", "gs_thread_per_vertex",
+        "programmatic_dependent_launch", "lattice_order", "coarse_shared_slots"}},
       {"jacobi-pcg", "Jacobi-preconditioned CG to hexmg.tolerance instead of multigrid (Fig. 11's comparison; CPU only)",
        false, true, false, {"tolerance", "max_iterations", "corotated"}},
   };
@@ -126,6 +130,9 @@ SolverChoice parse_solver(const Scenario& sc) {
   c.linear = !o.corotated;
   c.profile = o.profile;
   c.gs_thread_per_vertex = o.gs_thread_per_vertex;
+  c.programmatic_dependent_launch = o.programmatic_dependent_launch;
+  c.lattice_order = o.lattice_order;
+  c.coarse_shared_slots = o.coarse_shared_slots;
   const std::string& name = sc.solver.variant.empty() ? hexmg_variants().front().name : sc.solver.variant;
   std::string names;
   for (const auto& v : hexmg_variants()) {
@@ -421,6 +428,9 @@ nlohmann::json model_details(const Model& m) {
           {"corotated", !m.solver.linear},
           {"profile", m.solver.profile},
           {"gs_thread_per_vertex", m.solver.gs_thread_per_vertex},
+          {"programmatic_dependent_launch", m.solver.programmatic_dependent_launch},
+          {"lattice_order", m.solver.lattice_order},
+          {"coarse_shared_slots", m.solver.coarse_shared_slots},
           {"poisson_ratio", m.poisson},
           {"youngs_min", emin},
           {"youngs_max", emax},

@@ -45,6 +45,15 @@ struct HexmgOptions {
   bool profile = false;           // CUDA: kernels launched one by one (no graph), each group timed with
                                   // events (Table 3's GPU time shares)
   bool gs_thread_per_vertex = false;  // CUDA Gauss-Seidel with one thread per vertex (the paper's: 13)
+  // CUDA launch choices that change when and by which thread a value is computed, never the
+  // arithmetic (tests/hexmg/test_launch_variants.cpp checks the results bit for bit):
+  bool programmatic_dependent_launch = true;  // kernels overlap their predecessor's tail (sm_90)
+  bool lattice_order = true;  // coarse-grid assembly and restriction over vertices in lattice order
+                              // (false: colour-subset order, the paper's)
+  // CUDA coarsest CG: at most this many warp-slots of off-diagonal blocks per warp in shared
+  // memory, the rest read from a global copy (-1: as many as fit). Fewer reach the global path,
+  // which otherwise only fp64 at the largest bunny sizes takes, at small sizes (its tests).
+  int coarse_shared_slots = -1;
 };
 template <class V> void visit(V& v, HexmgOptions& o) {
   v("cycles", o.cycles);
@@ -55,6 +64,9 @@ template <class V> void visit(V& v, HexmgOptions& o) {
   v("corotated", o.corotated);
   v("profile", o.profile);
   v("gs_thread_per_vertex", o.gs_thread_per_vertex);
+  v("programmatic_dependent_launch", o.programmatic_dependent_launch);
+  v("lattice_order", o.lattice_order);
+  v("coarse_shared_slots", o.coarse_shared_slots);
 }
 void validate_hexmg_options(const HexmgOptions& o);  // InputError naming the hexmg.KEY
 
@@ -78,6 +90,9 @@ struct SolverChoice {
                                       // per vertex (alternative to the paper's 13 threads per vertex)
   bool profile = false;         // hexmg.profile: CUDA launches kernels directly (no graph) and times
                                 // each kernel group with events (Table 3's GPU time shares)
+  bool programmatic_dependent_launch = true;  // hexmg.programmatic_dependent_launch (CUDA)
+  bool lattice_order = true;                  // hexmg.lattice_order (CUDA)
+  int coarse_shared_slots = -1;               // hexmg.coarse_shared_slots (CUDA coarsest CG)
   int cycles = 2;
   int pre_smooth = 2, post_smooth = 1;
   double tolerance = 1e-6;

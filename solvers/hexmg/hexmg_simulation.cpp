@@ -165,34 +165,14 @@ SolverStats HexmgSimulation::solver_stats() const {
 }
 
 ValidityCounts HexmgSimulation::validity() const {
-  ValidityCounts v;
+  ValidityCounts v = element_counts_;
   v.solver_failures = solver_failures_;
   v.first_solver_failure_step = first_solver_failure_step_;
-  if (first_nonfinite_step_ >= 0) {
-    v.nonfinite_steps = 1;  // advance() stops at the first one
-    v.first_nonfinite_step = first_nonfinite_step_;
-    v.first_nonfinite_element = first_nonfinite_element_;
-  }
   // The linear variant computes no rotations and so no det F.
   if (m_.solver.linear) return v;
   v.det_f_checked = true;
   v.inverted_threshold = kInvertedVolumeRatio;
-  v.inverted_element_steps = kept_rotation_count_;
-  v.first_inverted_step = first_inverted_step_;
-  v.first_inverted_element = first_inverted_element_;
-  v.min_det_f = min_det_f_;
-  const VolumeCheck c = const_cast<HexmgSimulation*>(this)->check_volumes();
-  v.inverted_element_steps += c.inverted;
-  if (c.inverted && v.first_inverted_step < 0) {
-    v.first_inverted_step = step_;
-    v.first_inverted_element = c.first_inverted;
-  }
-  v.min_det_f = std::min(v.min_det_f, c.min_det);
-  if (c.first_nonfinite >= 0 && v.first_nonfinite_step < 0) {
-    v.nonfinite_steps = 1;
-    v.first_nonfinite_step = step_;
-    v.first_nonfinite_element = c.first_nonfinite;
-  }
+  add_checks(v, const_cast<HexmgSimulation*>(this)->check_volumes(), step_);
   return v;
 }
 
@@ -285,9 +265,9 @@ nlohmann::json HexmgSimulation::details() const {
   j["mean_coarse_cg_iterations"] = mean_coarse_iterations();
   // Element-steps with det F <= 0.05 seen by the steps' rotations (states 0 .. steps - 1;
   // validity() adds the latest state).
-  j["inverted_element_steps"] = kept_rotation_count_;
-  if (first_inverted_element_ >= 0)
-    j["first_inverted"] = {{"element", first_inverted_element_}, {"step", first_inverted_step_}};
+  j["inverted_element_steps"] = element_counts_.inverted_element_steps;
+  if (element_counts_.first_inverted_element >= 0)
+    j["first_inverted"] = {{"element", element_counts_.first_inverted_element}, {"step", element_counts_.first_inverted_step}};
   nlohmann::json k = nlohmann::json::array();
   const double ne = double(m_.n_elems());
   for (const auto& w : kernel_work())

@@ -85,15 +85,13 @@ struct ConvergenceTrace {
   std::vector<double> residual;  // |r| (2-norm over all components)
 };
 
-class HexmgSimulation : public Simulation {
+class HexmgSimulation : public MeshSimulation {
  public:
   HexmgSimulation(Model model, Backend backend, Precision precision)
-      : m_(std::move(model)), backend_(backend), precision_(precision) {}
+      : MeshSimulation(mesh::CellType::Hexahedron), m_(std::move(model)), backend_(backend), precision_(precision) {
+    bind_mesh(m_.nodes, m_.connectivity, m_.fixed_any);
+  }
 
-  const std::vector<mesh::Vec3>& nodes() const override { return m_.nodes; }
-  mesh::CellType cell_type() const override { return mesh::CellType::Hexahedron; }
-  const std::vector<int32_t>& connectivity() const override { return m_.connectivity; }
-  const std::vector<uint8_t>& fixed_nodes() const override { return m_.fixed_any; }
   double dt() const override { return m_.dt; }
   WorkCounts work_per_step() const override;
   SolverStats solver_stats() const override;
@@ -197,40 +195,28 @@ class HexmgSimulation : public Simulation {
   virtual std::vector<double> read_array(PhaseArray a, int level) = 0;
   virtual void write_array(PhaseArray a, int level, const std::vector<double>& values) = 0;
   virtual void run_phase_impl(const Phase& p) = 0;
-  // det F over the elements of one state: how many are at or below kInvertedVolumeRatio, the
-  // first of them and the first non-finite one (element indices, -1: none), the smallest
-  // finite det F (+infinity when there is none).
-  struct VolumeCheck {
-    int64_t inverted = 0, first_inverted = -1, first_nonfinite = -1;
-    double min_det = std::numeric_limits<double>::infinity();
-  };
-  // The check of the current state u0, on demand: the rotations of step k check the state of
-  // step k - 1, so validity() checks the latest state itself (outside the timed steps, reading
-  // only; not accumulated, since the next step's rotations will count that state).
-  virtual VolumeCheck check_volumes() = 0;
+  // det F over the elements of the current state u0 (ElementChecks: inverted means at or below
+  // kInvertedVolumeRatio), on demand: the rotations of step k check the state of step k - 1, so
+  // validity() checks the latest state itself (outside the timed steps, reading only; not
+  // accumulated, since the next step's rotations will count that state).
+  virtual ElementChecks check_volumes() = 0;
   // Accounting shared by the backends. A step number names the state it produced (the
   // rotations of step k see the state of step k - 1).
   void record_solve(bool converged) {
     last_converged_ = converged;
     if (!converged && solver_failures_++ == 0) first_solver_failure_step_ = step_ + 1;
   }
-  void record_volumes(const VolumeCheck& c, int64_t state_step) {
-    if (c.inverted) {
-      kept_rotation_count_ += c.inverted;
-      if (first_inverted_element_ < 0) {
-        first_inverted_element_ = c.first_inverted;
-        first_inverted_step_ = state_step;
-      }
-    }
-    if (c.min_det < min_det_f_) min_det_f_ = c.min_det;
-    if (c.first_nonfinite >= 0 && first_nonfinite_step_ < 0) {
-      first_nonfinite_step_ = state_step;
-      first_nonfinite_element_ = c.first_nonfinite;
-    }
+  // The element checks of the state of step `state_step` (ValidityCounts::add), into `counts`.
+  // A run counts one non-finite state: advance() stops at the first (diverged()), and a later
+  // check of the same diverged run finds nothing new.
+  static void add_checks(ValidityCounts& counts, ElementChecks c, int64_t state_step) {
+    if (counts.nonfinite_steps > 0) c.first_nonfinite = -1;
+    counts.add(state_step, c);
   }
+  void record_checks(const ElementChecks& c, int64_t state_step) { add_checks(element_counts_, c, state_step); }
   // A non-finite F has been met: the state has diverged, and advance() takes no further steps
   // (the runner stops on validity().nonfinite_steps and keeps the run's files).
-  bool diverged() const { return first_nonfinite_step_ >= 0; }
+  bool diverged() const { return element_counts_.nonfinite_steps > 0; }
 
   Model m_;
   Backend backend_;
@@ -241,11 +227,10 @@ class HexmgSimulation : public Simulation {
   bool last_converged_ = true;
   bool have_trace_residuals_ = false;  // tolerance mode: residuals recorded during the solve
   double trace_initial_ = 0, trace_final_ = 0;
-  int64_t kept_rotation_count_ = 0;     // element-steps with det F <= kInvertedVolumeRatio
-  int64_t first_inverted_element_ = -1, first_inverted_step_ = -1;
-  double min_det_f_ = std::numeric_limits<double>::infinity();  // smallest finite det F seen (co-rotated only)
+  // What the steps' rotations found (det F of states 0 .. steps - 1): the element-check fields
+  // of ValidityCounts; an element-step is inverted when its rotation was kept (det F <= 0.05).
+  ValidityCounts element_counts_;
   int64_t solver_failures_ = 0, first_solver_failure_step_ = -1;
-  int64_t first_nonfinite_step_ = -1, first_nonfinite_element_ = -1;
 
  private:
   void check_phase(const Phase& p) const;

@@ -1,11 +1,11 @@
 // The coarsest CG with its off-diagonal blocks split between shared memory and the global overflow
 // copy (k_coarse_cg_smem's second loop) agrees with the CPU oracle after 20 bunny steps, within
-// test_cpu_vs_cuda's tolerances (whole_run_tolerance, hexmg_test_util.h). Without the test
-// knob that path runs only for fp64 at the 33K and 269K bunny sizes, which no test reaches:
-// EB_HEXMG_COARSE_SMEM_SLOTS=4 keeps at most 4 warp-slots per warp in shared memory, so every
+// test_cpu_vs_cuda's tolerances (whole_run_tolerance, hexmg_test_util.h). By default that path
+// runs only for fp64 at the 33K and 269K bunny sizes, which no test reaches:
+// hexmg.coarse_shared_slots = 4 keeps at most 4 warp-slots per warp in shared memory, so every
 // warp with more present neighbours (about 20 per coarse vertex) reads the rest from global
 // memory, at the test's 11.9K bunny size and in both precisions. The CPU instance runs the same
-// comparison (the knob does not apply there) as a check of the oracle itself.
+// comparison (the option does not apply there) as a check of the oracle itself.
 #include <cstdio>
 
 #include "experiments/dick2011/bunny_scenario.h"
@@ -22,13 +22,9 @@ TEST_P(CoarseOverflow, BunnyTwentyStepsAgreeWithCpu) {
   dick2011::register_bunny_scenario();
   const Scenario sc = load_scenario(dick2011::kBunnyScenario, {});
   auto cpu = make(sc, {Backend::Cpu, r.precision}, 4);
-  std::unique_ptr<HexmgSimulation> sim;
-  {
-    // Read when the coarse layout is built (construction); the old kernel must not be forced.
-    EnvGuard slots("EB_HEXMG_COARSE_SMEM_SLOTS", "4");
-    EnvGuard kernel("EB_HEXMG_COARSE_CG", "smem");
-    sim = make(sc, r);
-  }
+  Scenario overflowing = sc;
+  overflowing.method_options["hexmg"]["coarse_shared_slots"] = 4;
+  std::unique_ptr<HexmgSimulation> sim = make(overflowing, r);
   if (r.backend == Backend::Cuda) {
     const nlohmann::json d = sim->details();
     ASSERT_TRUE(d.contains("coarse_cg_global_warp_slots")) << d.dump();

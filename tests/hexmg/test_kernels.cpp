@@ -35,9 +35,11 @@
 //    residuals, and, in fp64, the same number of iterations within 5% + 1. The oracle's (and the
 //    CPU subject's) coarsest CG is the shared Jacobi-PCG of solvers/linalg/cg.h (issue 10:
 //    hexmg_cpu.cpp runs it on the level through a LinearOperator), so in test_hexmg_gpu this
-//    compares the CUDA backend's single-block coarsest-CG kernel, which stays in hexmg_cuda.cu,
-//    with the shared solver (test_shared_cg.cpp checks the shared path against the loops it
-//    replaced, bit for bit).
+//    compares the CUDA backend's single-block coarsest-CG kernel (k_coarse_cg in
+//    hexmg_cuda_kernels.cuh: the steps of solvers/linalg/cg_algorithm.h in one thread block)
+//    with linalg::CgSolver on the same matrix and right-hand side: same iteration, same
+//    stopping rule, the sums in another order (test_shared_cg.cpp checks the shared path
+//    against the loops it replaced, bit for bit).
 // The 13-warp CUDA Gauss-Seidel computes each vertex of a colour from the previous colours only,
 // exactly as the CPU colour-ordered sweep, so the two agree up to rounding.
 #include <Eigen/Dense>
@@ -60,8 +62,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct KernelCase {
   std::string model;  // cube, bunny, cantilever, element
   Regime subject;
-  // CUDA kernel variant of the subject (KernelVariants): gs-dependent-loads, gs1, coarse-global,
-  // coarse-overflow; "default" otherwise.
+  // CUDA kernel variant of the subject (KernelVariants): gs1, coarse-overflow; "default" otherwise.
   std::string variant = "default";
 };
 
@@ -114,9 +115,14 @@ steps = 10
 }
 
 Scenario scenario_of(const std::string& model, const std::string& variant) {
-  if (variant == "gs1") {  // one thread per vertex (the CPU backend ignores the flag)
+  if (variant == "gs1") {  // one thread per vertex (the CPU backend ignores the option)
     Scenario s = scenario_of(model, "default");
     s.method_options["hexmg"]["gs_thread_per_vertex"] = true;
+    return s;
+  }
+  if (variant == "coarse-overflow") {  // at most 4 warp-slots per warp in shared memory (CUDA)
+    Scenario s = scenario_of(model, "default");
+    s.method_options["hexmg"]["coarse_shared_slots"] = 4;
     return s;
   }
   if (model == "cube") return kernel_cube();
@@ -198,13 +204,7 @@ class KernelPhases : public ::testing::TestWithParam<KernelCase> {
     EB_HEXMG_SKIP_WITHOUT_DEVICE(c.subject);
     const Scenario sc = scenario_of(c.model, c.variant);
     oracle_ = make(sc, {Backend::Cpu, Precision::Fp64}, 2);
-    {
-      // The CUDA backend reads its kernel knobs at construction.
-      EnvGuard gs("EB_HEXMG_GS", c.variant == "gs-dependent-loads" ? "dependent-loads" : "");
-      EnvGuard cg("EB_HEXMG_COARSE_CG", c.variant == "coarse-global" ? "global" : "");
-      EnvGuard slots("EB_HEXMG_COARSE_SMEM_SLOTS", c.variant == "coarse-overflow" ? "4" : "");
-      subject_ = make(sc, c.subject, 2);
-    }
+    subject_ = make(sc, c.subject, 2);
     m_ = &oracle_->model();
     ASSERT_EQ(m_->n_levels(), subject_->model().n_levels());
     plant_state();
@@ -662,13 +662,14 @@ TEST_P(KernelPhases, InterfaceChecksArguments) {
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelPhases, ::testing::ValuesIn(kernel_cases()), case_name);
 
 #if defined(EB_HEXMG_TEST_CUDA)
-// The CUDA backend's other Gauss-Seidel and coarsest-CG kernels (A/B knobs and hexmg.gs_thread_per_vertex),
-// on a three-level cube and the one-level cantilever.
+// The CUDA backend's other Gauss-Seidel kernel (hexmg.gs_thread_per_vertex) and the coarsest CG
+// with its blocks overflowing to global memory (hexmg.coarse_shared_slots), on a three-level
+// cube and the one-level cantilever.
 class KernelVariants : public KernelPhases {};
 
 std::vector<KernelCase> variant_cases() {
   std::vector<KernelCase> out;
-  for (const char* v : {"gs-dependent-loads", "gs1", "coarse-global", "coarse-overflow"})
+  for (const char* v : {"gs1", "coarse-overflow"})
     for (const char* m : {"cube", "cantilever"})
       for (const Regime& r : regimes()) out.push_back({m, r, v});
   return out;
@@ -679,7 +680,6 @@ TEST_P(KernelVariants, ItsKernels) {
   const std::string& v = GetParam().variant;
   const nlohmann::json d = subject_->details();
   if (v == "gs1") EXPECT_EQ(d.value("gauss_seidel_design", ""), "one thread per vertex (27 blocks unrolled)") << d.dump();
-  if (v == "coarse-global") EXPECT_EQ(d.value("coarse_cg_kernel", ""), "one block, blocks read from global memory");
   if (v == "coarse-overflow") EXPECT_GT(d.value("coarse_cg_global_warp_slots", 0), 0) << "the overflow path is not taken";
   if (v.rfind("gs", 0) == 0) {
     check_gs_colours();

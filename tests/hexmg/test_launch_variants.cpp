@@ -2,8 +2,8 @@
 // launch (kernels overlap their predecessor's tail and load their matrix blocks before waiting)
 // and the lattice-order mapping of the coarse-grid assembly and restriction only change when and
 // by which thread each vertex is computed, never the arithmetic. The default (PDL, lattice order)
-// is compared with plain stream-ordered launches in colour order (EB_HEXMG_PDL=0,
-// EB_HEXMG_ORDER=colour) after 20 bunny steps, single steps and graph batches. Any difference
+// is compared with plain stream-ordered launches in colour order (hexmg.programmatic_dependent_launch
+// = false, hexmg.lattice_order = false) after 20 bunny steps, single steps and graph batches. Any difference
 // means a kernel read data before its producer had finished (a race across launches), which a
 // tolerance would hide.
 #include <cstring>
@@ -16,9 +16,9 @@ namespace {
 
 class LaunchVariants : public ::testing::TestWithParam<Precision> {};
 
-std::unique_ptr<HexmgSimulation> make_variant(const Scenario& sc, Precision p, const char* pdl, const char* order) {
-  EnvGuard a("EB_HEXMG_PDL", pdl);
-  EnvGuard b("EB_HEXMG_ORDER", order);
+std::unique_ptr<HexmgSimulation> make_variant(Scenario sc, Precision p, bool pdl, bool lattice_order) {
+  sc.method_options["hexmg"]["programmatic_dependent_launch"] = pdl;
+  sc.method_options["hexmg"]["lattice_order"] = lattice_order;
   return make(sc, {Backend::Cuda, p});
 }
 
@@ -27,9 +27,9 @@ TEST_P(LaunchVariants, BunnyTwentyStepsBitwiseEqual) {
   const Precision p = GetParam();
   dick2011::register_bunny_scenario();
   const Scenario sc = load_scenario(dick2011::kBunnyScenario, {});
-  auto fast = make_variant(sc, p, "1", "lattice");
-  auto plain = make_variant(sc, p, "0", "colour");
-  // The knobs really took effect (otherwise both would run the same variant).
+  auto fast = make_variant(sc, p, true, true);
+  auto plain = make_variant(sc, p, false, false);
+  // The options really took effect (otherwise both would run the same variant).
   const nlohmann::json df = fast->details(), dp = plain->details();
   ASSERT_TRUE(df.contains("programmatic_dependent_launch")) << df.dump();
   EXPECT_TRUE(df["programmatic_dependent_launch"].get<bool>());

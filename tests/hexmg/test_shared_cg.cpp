@@ -386,7 +386,8 @@ TEST(HexmgVariantKeys, JacobiPcgRefusesMultigridKeys) {
   // What `elastobench run -m hexmg --set solver.variant=jacobi-pcg --set hexmg.cycles=3` resolves.
   const std::string e = resolve_error({"solver.variant=jacobi-pcg", "hexmg.cycles=3"});
   EXPECT_NE(e.find("'hexmg.cycles' does not apply to variant 'jacobi-pcg'"), std::string::npos) << e;
-  for (const char* k : {"hexmg.pre_smooth=1", "hexmg.post_smooth=2", "hexmg.profile=true", "hexmg.gs_thread_per_vertex=true"})
+  for (const char* k : {"hexmg.pre_smooth=1", "hexmg.post_smooth=2", "hexmg.profile=true", "hexmg.gs_thread_per_vertex=true",
+                        "hexmg.programmatic_dependent_launch=false", "hexmg.lattice_order=false", "hexmg.coarse_shared_slots=4"})
     EXPECT_NE(resolve_error({"solver.variant=jacobi-pcg", k}).find("does not apply to variant 'jacobi-pcg'"), std::string::npos) << k;
   EXPECT_NE(resolve_error({"hexmg.tolerance=1e-4"}).find("'hexmg.tolerance' does not apply to variant 'vcycle'"), std::string::npos);
   EXPECT_NE(resolve_error({"solver.variant=tolerance", "hexmg.cycles=3"}).find("'hexmg.cycles'"), std::string::npos);
@@ -394,7 +395,21 @@ TEST(HexmgVariantKeys, JacobiPcgRefusesMultigridKeys) {
   EXPECT_EQ(resolve_error({"solver.variant=jacobi-pcg", "hexmg.tolerance=1e-4", "hexmg.max_iterations=50", "hexmg.corotated=false"}),
             "(no InputError)");
   EXPECT_EQ(resolve_error({"hexmg.cycles=3", "hexmg.pre_smooth=1", "hexmg.profile=true"}), "(no InputError)");
+  EXPECT_EQ(resolve_error({"hexmg.programmatic_dependent_launch=false", "hexmg.lattice_order=false",
+                           "hexmg.coarse_shared_slots=0"}),
+            "(no InputError)");
   EXPECT_EQ(resolve_error({"solver.variant=tolerance", "hexmg.tolerance=1e-4", "hexmg.post_smooth=2"}), "(no InputError)");
+}
+
+// The CUDA launch keys are validated like every other key (the CPU backend resolves them too).
+TEST(HexmgVariantKeys, LaunchKeysAreValidated) {
+  EXPECT_NE(resolve_error({"hexmg.coarse_shared_slots=-2"}).find("'hexmg.coarse_shared_slots' must be >= 0"), std::string::npos)
+      << resolve_error({"hexmg.coarse_shared_slots=-2"});
+  EXPECT_EQ(resolve_error({"hexmg.coarse_shared_slots=-1"}), "(no InputError)");
+  EXPECT_NE(resolve_error({"hexmg.lattice_order=3"}).find("hexmg.lattice_order"), std::string::npos)
+      << resolve_error({"hexmg.lattice_order=3"});
+  EXPECT_NE(resolve_error({"hexmg.programmatic_dependent_launch=\"yes\""}).find("hexmg.programmatic_dependent_launch"),
+            std::string::npos);
 }
 
 // Every declared key is a key of the section, and every key of the section applies to some variant.
