@@ -127,8 +127,7 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
     if (!state_checked()) {  // the state copied out is checked too (see validity())
       omp_set_num_threads(threads_);
-      const Checks c = rotate();
-      record_state_checks(c.inverted, c.first_inverted, c.min_det, c.first_nonfinite);
+      record_state_checks(rotate());
     }
     u.assign(u_.begin(), u_.end());
     v.assign(v_.begin(), v_.end());
@@ -157,11 +156,7 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
   }
 
   // R of every element from u, and the element checks of that state.
-  struct Checks {
-    int64_t inverted = 0, first_inverted = -1, first_nonfinite = -1;
-    double min_det = std::numeric_limits<double>::infinity();
-  };
-  Checks rotate() {
+  ElementChecks rotate() {
     const int64_t E = s_.num_elements;
     int64_t inverted = 0, first_inverted = std::numeric_limits<int64_t>::max();
     int64_t first_nonfinite = std::numeric_limits<int64_t>::max();
@@ -182,17 +177,14 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
         first_inverted = std::min(first_inverted, e);
       }
     }
-    Checks c;
+    ElementChecks c;
     c.inverted = inverted;
     c.first_inverted = inverted ? first_inverted : -1;
     c.first_nonfinite = first_nonfinite == std::numeric_limits<int64_t>::max() ? -1 : first_nonfinite;
-    c.min_det = min_det;
+    c.min_det_f = min_det;
     return c;
   }
-  void rotation() {
-    const Checks c = rotate();
-    record_checks(c.inverted, c.first_inverted, c.min_det, c.first_nonfinite);
-  }
+  void rotation() { record_checks(rotate()); }
 
   void matrix() {
     const int64_t E = s_.num_elements;

@@ -12,13 +12,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
 
 #include "meshes/errors.h"
 #include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/device_checks.cuh"
 #include "solvers/linalg/cg_algorithm.h"
 #include "solvers/linalg/device_formats.cuh"
 
@@ -30,33 +29,6 @@ constexpr int kElementThreads = 128;
 constexpr int kVectorThreads = 256;
 constexpr int kSliceEntries = 9 * linalg::SlicedBcsr<double>::kSliceRows;  // 288 values per step
 constexpr int kWarpBlockEntries = 9 * 32;  // one 3x3 block of a warp's 32 elements (k_matrix)
-
-// Element checks of a batch of steps. Keys order (step, element) so that atomicMin keeps the
-// earliest step and, within it, the lowest element; det F is kept as an order-preserving key.
-struct DeviceChecks {
-  unsigned long long inverted;         // element-steps with det F <= 0
-  unsigned long long first_inverted;   // step << 32 | element
-  unsigned long long first_nonfinite;
-  unsigned long long nonfinite_steps;
-  unsigned long long last_nonfinite_step;
-  unsigned long long min_det_key;
-};
-
-__host__ __device__ inline unsigned long long det_key(double x) {
-#if defined(__CUDA_ARCH__)
-  const long long b = __double_as_longlong(x);
-#else
-  long long b;
-  std::memcpy(&b, &x, sizeof b);
-#endif
-  return b >= 0 ? static_cast<unsigned long long>(b) ^ 0x8000000000000000ull : ~static_cast<unsigned long long>(b);
-}
-inline double det_from_key(unsigned long long k) {
-  const unsigned long long b = (k & 0x8000000000000000ull) ? k ^ 0x8000000000000000ull : ~k;
-  double x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
 
 struct MinKey {
   __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
@@ -76,11 +48,11 @@ __device__ void load_nodes(const int32_t* conn, int64_t E, int64_t e, const T* f
 
 template <class T>
 __global__ void __launch_bounds__(kElementThreads)
-    k_rotation(int64_t E, const int32_t* conn, const T* Dm_inv, const T* u, T* R, DeviceChecks* checks,
+    k_rotation(int64_t E, const int32_t* conn, const T* Dm_inv, const T* u, T* R, cuda::DeviceElementChecks* checks,
                const StepState* state) {
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned inverted = 0;
-  unsigned long long first_inv = ~0ull, first_nf = ~0ull, det = ~0ull;
+  unsigned long long first_inv = cuda::kNoKey, first_nf = cuda::kNoKey, det = cuda::kNoKey;
   // The state's own step number (fix, see BcsrPcgSimulation::advance: it was state->step + 1).
   const unsigned long long s = static_cast<unsigned long long>(state->step);
   if (e < E) {
@@ -90,12 +62,12 @@ __global__ void __launch_bounds__(kElementThreads)
     const tet::TetStatus st = element_rotation(dinv, uu, r, det_f);
     for (int k = 0; k < 9; ++k) R[k * E + e] = r[k];
     if (st == tet::TetStatus::kNonFinite || !isfinite(double(det_f))) {
-      first_nf = s << 32 | static_cast<unsigned long long>(e);
+      first_nf = cuda::check_key(s, e);
     } else {
-      det = det_key(double(det_f));
+      det = cuda::det_key(double(det_f));
       if (det_f <= T(0)) {
         inverted = 1;
-        first_inv = s << 32 | static_cast<unsigned long long>(e);
+        first_inv = cuda::check_key(s, e);
       }
     }
   }
@@ -109,17 +81,7 @@ __global__ void __launch_bounds__(kElementThreads)
   const unsigned long long b_nf = ReduceL(tl).Reduce(first_nf, MinKey());
   __syncthreads();
   const unsigned long long b_det = ReduceL(tl).Reduce(det, MinKey());
-  if (threadIdx.x == 0) {
-    if (n_inv) {
-      atomicAdd(&checks->inverted, static_cast<unsigned long long>(n_inv));
-      atomicMin(&checks->first_inverted, b_inv);
-    }
-    if (b_nf != ~0ull) {
-      atomicMin(&checks->first_nonfinite, b_nf);
-      if (atomicMax(&checks->last_nonfinite_step, s) < s) atomicAdd(&checks->nonfinite_steps, 1ull);
-    }
-    if (b_det != ~0ull) atomicMin(&checks->min_det_key, b_det);
-  }
+  if (threadIdx.x == 0) cuda::add_checks(checks, s, n_inv, b_inv, b_nf, b_det);
 }
 
 template <class T>
@@ -260,8 +222,6 @@ __global__ void __launch_bounds__(kVectorThreads)
   if (dynamic && i == 0) state->step += 1;
 }
 
-unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
-
 // The global matrix as the CG's operator on the device: the sliced SpMV of solvers/linalg, and
 // the diagonal read from the current values.
 template <class T>
@@ -273,7 +233,7 @@ class SlicedOperator final : public linalg::LinearOperator<T> {
   void apply(const T* x, T* y, linalg::StreamHandle s) const override { linalg::spmv(m_, x, y, linalg::cuda_stream(s)); }
   void diagonal(T* d, linalg::StreamHandle s) const override {
     const int64_t n = rows();
-    if (n) k_diagonal<T><<<blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, pos_, m_.val.data(), d);
+    if (n) k_diagonal<T><<<cuda::blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, pos_, m_.val.data(), d);
     EB_CUDA_CHECK_LAUNCH();
   }
   std::string name() const override { return "bcsr-pcg global matrix (sliced BCSR)"; }
@@ -369,7 +329,7 @@ std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, int mul
     b += nodes * sizeof(int32_t) + (nodes + 1) * sizeof(int) + s.loads.size() * (sizeof(int) + 3 * sizeof(double));
   }
   b += s.curves.size() * (sizeof(CurveParams) + sizeof(double));
-  b += sizeof(StepState) + 2 * sizeof(DeviceChecks);
+  b += sizeof(StepState) + 2 * sizeof(cuda::DeviceElementChecks);
   for (bool stat : {false, true}) b += cg_engine_bytes<T>(n, cg_options(s.options, stat), multiprocessors);
   return b;
 }
@@ -497,19 +457,18 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
     if (!state_checked()) {  // the state copied out is checked too (see validity()), into its own counters
-      const DeviceChecks fresh{0, ~0ull, ~0ull, 0, 0, ~0ull};
+      const cuda::DeviceElementChecks fresh;
       state_checks_buf_.upload(&fresh, 1);
       const int64_t E = s_.num_elements;
-      k_rotation<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
+      k_rotation<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
           E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), state_checks_buf_.data(), state_.data());
       EB_CUDA_CHECK_LAUNCH();
       sync();
-      DeviceChecks c;
+      cuda::DeviceElementChecks c;
       state_checks_buf_.download(&c, 1);
-      record_state_checks(int64_t(c.inverted),
-                          c.first_inverted != ~0ull ? int64_t(c.first_inverted & 0xffffffffull) : -1,
-                          c.min_det_key != ~0ull ? det_from_key(c.min_det_key) : std::numeric_limits<double>::infinity(),
-                          c.first_nonfinite != ~0ull ? int64_t(c.first_nonfinite & 0xffffffffull) : -1);
+      ValidityCounts v;
+      cuda::copy_checks(c, v);
+      record_state_checks({v.inverted_element_steps, v.first_inverted_element, v.min_det_f, v.first_nonfinite_element});
     }
     sync();
     u = widen(u_.to_host());
@@ -689,24 +648,14 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   void zero_sol() { EB_CUDA_CHECK(cudaMemsetAsync(sol_.data(), 0, sol_.bytes(), stream_)); }
 
   void reset_checks() {
-    DeviceChecks c{0, ~0ull, ~0ull, 0, 0, ~0ull};
+    const cuda::DeviceElementChecks c;
     checks_.upload(&c, 1);
   }
   void read_checks() {
     sync();
-    DeviceChecks c;
+    cuda::DeviceElementChecks c;
     checks_.download(&c, 1);
-    counts_.inverted_element_steps = int64_t(c.inverted);
-    if (c.first_inverted != ~0ull) {
-      counts_.first_inverted_step = int64_t(c.first_inverted >> 32);
-      counts_.first_inverted_element = int64_t(c.first_inverted & 0xffffffffull);
-    }
-    if (c.min_det_key != ~0ull) counts_.min_det_f = det_from_key(c.min_det_key);
-    counts_.nonfinite_steps = int64_t(c.nonfinite_steps);
-    if (c.first_nonfinite != ~0ull) {
-      counts_.first_nonfinite_step = int64_t(c.first_nonfinite >> 32);
-      counts_.first_nonfinite_element = int64_t(c.first_nonfinite & 0xffffffffull);
-    }
+    cuda::copy_checks(c, counts_);
   }
 
   // Non-graph mode: the host's load factors (set_load_time) for the Update.
@@ -720,7 +669,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void enqueue_rotation() {
     const int64_t E = s_.num_elements;
-    k_rotation<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
+    k_rotation<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
         E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), checks_.data(), state_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
@@ -728,7 +677,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     const int64_t E = s_.num_elements;
     MatrixParams<T> p{E, conn_.data(), R_.data(), Dm_.data(), Dm_inv_.data(), vol_.data(), u_.data(), v_.data(),
                       lame_, k_, local_.data(), local_rhs_.data()};
-    k_matrix<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(p);
+    k_matrix<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_update() {
@@ -738,15 +687,15 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
                                                                     component_offset_, local_.data(), K_.val.data());
     } else {
       EB_CUDA_CHECK(cudaMemsetAsync(K_.val.data(), 0, K_.val.bytes(), stream_));
-      k_scatter<T><<<blocks_for(16 * E, kElementThreads), kElementThreads, 0, stream_>>>(
+      k_scatter<T><<<cuda::blocks_for(16 * E, kElementThreads), kElementThreads, 0, stream_>>>(
           E, scatter_pos_.data(), scatter_keep_.data(), local_.data(), K_.val.data());
     }
     EB_CUDA_CHECK_LAUNCH();
-    k_gather_rhs<T><<<blocks_for(N, kVectorThreads), kVectorThreads, 0, stream_>>>(
+    k_gather_rhs<T><<<cuda::blocks_for(N, kVectorThreads), kVectorThreads, 0, stream_>>>(
         N, node_ptr_.data(), node_slot_.data(), constrained_.data(), local_rhs_.data(), rhs_.data());
     EB_CUDA_CHECK_LAUNCH();
     if (load_nodes_) {
-      k_loads<T><<<blocks_for(load_nodes_, 128), 128, 0, stream_>>>(load_nodes_, load_node_.data(), load_ptr_.data(),
+      k_loads<T><<<cuda::blocks_for(load_nodes_, 128), 128, 0, stream_>>>(load_nodes_, load_node_.data(), load_ptr_.data(),
                                                                      load_curve_.data(), load_force_.data(),
                                                                      constrained_.data(), factors_.data(), rhs_.data());
       EB_CUDA_CHECK_LAUNCH();
@@ -754,7 +703,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
   void enqueue_integrate(bool dynamic) {
     const int64_t n = 3 * s_.num_nodes;
-    k_integrate<T><<<blocks_for(std::max<int64_t>(n, 1), kVectorThreads), kVectorThreads, 0, stream_>>>(
+    k_integrate<T><<<cuda::blocks_for(std::max<int64_t>(n, 1), kVectorThreads), kVectorThreads, 0, stream_>>>(
         n, sol_.data(), u_.data(), v_.data(), T(s_.dt), dynamic, state_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
@@ -818,7 +767,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   ComponentOffsets component_offset_{};
   cuda::DeviceBuffer<uint8_t> constrained_;
   cuda::DeviceBuffer<StepState> state_;
-  cuda::DeviceBuffer<DeviceChecks> checks_, state_checks_buf_;
+  cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_, state_checks_buf_;
   tet::Lame<T> lame_{};
   ElementCoefficients<T> k_{};
   std::unique_ptr<linalg::LinearOperator<T>> op_;

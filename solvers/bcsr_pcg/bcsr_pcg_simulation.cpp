@@ -37,7 +37,8 @@ std::string to_string(PhaseArray a) {
 }
 
 BcsrPcgSimulation::BcsrPcgSimulation(BcsrPcgSetup setup, Backend backend, Precision precision)
-    : s_(std::move(setup)), backend_(backend), precision_(precision) {
+    : MeshSimulation(mesh::CellType::Tetra), s_(std::move(setup)), backend_(backend), precision_(precision) {
+  bind_mesh(s_.nodes, s_.connectivity, s_.fixed_any);
   counts_.det_f_checked = true;
   counts_.inverted_threshold = 0.0;
   load_factors_.assign(s_.curves.size(), 0.0);
@@ -153,46 +154,15 @@ void BcsrPcgSimulation::solve_static(double load_factor) {
   set_array(PhaseArray::sol, get_array(PhaseArray::v));
 }
 
-namespace {
-void add_checks(ValidityCounts& c, int64_t step, int64_t inverted, int64_t first_inverted, double min_det_f,
-                int64_t first_nonfinite) {
-  if (inverted > 0) {
-    c.inverted_element_steps += inverted;
-    if (c.first_inverted_step < 0) {
-      c.first_inverted_step = step;
-      c.first_inverted_element = first_inverted;
-    }
-  }
-  if (std::isfinite(min_det_f)) c.min_det_f = std::min(c.min_det_f, min_det_f);
-  if (first_nonfinite >= 0) {
-    ++c.nonfinite_steps;
-    if (c.first_nonfinite_step < 0) {
-      c.first_nonfinite_step = step;
-      c.first_nonfinite_element = first_nonfinite;
-    }
-  }
-}
-}  // namespace
-
-void BcsrPcgSimulation::record_state_checks(int64_t inverted, int64_t first_inverted, double min_det_f,
-                                            int64_t first_nonfinite) {
-  state_checks_ = ValidityCounts{};
-  add_checks(state_checks_, step_, inverted, first_inverted, min_det_f, first_nonfinite);
+void BcsrPcgSimulation::record_state_checks(const ElementChecks& checks) {
+  state_checks_ = checks;
   state_checks_step_ = step_;
 }
 
 ValidityCounts BcsrPcgSimulation::validity() const {
   ValidityCounts c = counts_;
-  if (state_checks_step_ == step_) {
-    const ValidityCounts& s = state_checks_;
-    add_checks(c, step_, s.inverted_element_steps, s.first_inverted_element, s.min_det_f, s.first_nonfinite_element);
-  }
+  if (state_checks_step_ == step_) c.add(step_, state_checks_);
   return c;
-}
-
-void BcsrPcgSimulation::record_checks(int64_t inverted, int64_t first_inverted, double min_det_f,
-                                      int64_t first_nonfinite) {
-  add_checks(counts_, checks_step_, inverted, first_inverted, min_det_f, first_nonfinite);
 }
 
 void BcsrPcgSimulation::record_solve(const linalg::CgResult& r) {

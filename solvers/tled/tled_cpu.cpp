@@ -161,8 +161,8 @@ class TledCpu final : public TledSimulationBase {
       }
     }
     }  // omp parallel
-    record_checks(step_, inverted, first_inverted == none ? -1 : first_inverted, min_j,
-                  first_nonfinite == none ? -1 : first_nonfinite);
+    counts_.add(step_, {inverted, first_inverted == none ? -1 : first_inverted, min_j,
+                        first_nonfinite == none ? -1 : first_nonfinite});
   }
 
   // Eq. 12 (sum of element contributions) and Eq. 3 (central difference) per node; the new

@@ -10,7 +10,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -21,6 +20,7 @@
 #include "meshes/errors.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/device_checks.cuh"
 #include "solvers/tled/tled_simulation.h"
 
 namespace eb::tled {
@@ -30,16 +30,6 @@ constexpr int kElementBlock = 128;
 constexpr int kNodeBlock = 256;
 constexpr int kMaxCurves = 8;
 constexpr int kGraphSteps = 50;  // steps per graph launch (even: the graph ends at the parity it began)
-
-// Device-side counts of the element kernel's det F checks (read back by validity()). Keys are
-// step << 32 | element, so atomicMin keeps the earliest step and, within it, the lowest element.
-struct ElementChecks {
-  unsigned long long inverted;             // element-steps with det F <= 0
-  unsigned long long first_inverted;       // min key of an inverted element (ULLONG_MAX: none)
-  unsigned long long first_nonfinite;      // min key of an element whose det F is not finite
-  unsigned long long nonfinite_steps;      // steps with a non-finite det F
-  unsigned long long last_nonfinite_step;  // step + 1 of the last step counted there
-};
 
 template <class T>
 struct ElementArgs {
@@ -51,7 +41,7 @@ struct ElementArgs {
   T* fe;     // gather: [(d * 4 + k) * E + e]
   T* fnode;  // atomic: [3 n + d]
   TledMaterial<T> mat;
-  ElementChecks* checks;
+  cuda::DeviceElementChecks* checks;  // det F checks (min_det_key unused: warp_min_j keeps the minimum)
   // Running minimum of det F per warp of the grid: lane 0 of each warp owns one slot, so the
   // minimum costs five shuffles and one uncontended read-modify-write per warp and step (a
   // single global minimum would serialize every warp of a homogeneous mesh on one address).
@@ -161,14 +151,9 @@ __global__ void __launch_bounds__(kElementBlock)
     if (m < p.warp_min_j[warp]) p.warp_min_j[warp] = m;
     if (inverted | nonfinite) {
       const unsigned long long s = static_cast<unsigned long long>(*step);
-      if (inverted) {
-        atomicAdd(&p.checks->inverted, static_cast<unsigned long long>(__popc(inverted)));
-        atomicMin(&p.checks->first_inverted, (s << 32) | static_cast<unsigned long long>(e + __ffs(inverted) - 1));
-      }
-      if (nonfinite) {
-        atomicMin(&p.checks->first_nonfinite, (s << 32) | static_cast<unsigned long long>(e + __ffs(nonfinite) - 1));
-        if (atomicMax(&p.checks->last_nonfinite_step, s + 1) < s + 1) atomicAdd(&p.checks->nonfinite_steps, 1ull);
-      }
+      cuda::add_checks(p.checks, s, __popc(inverted),
+                       inverted ? cuda::check_key(s, e + __ffs(inverted) - 1) : cuda::kNoKey,
+                       nonfinite ? cuda::check_key(s, e + __ffs(nonfinite) - 1) : cuda::kNoKey, cuda::kNoKey);
     }
   }
 }
@@ -230,8 +215,6 @@ __global__ void tled_boundary_kernel(BoundaryArgs<T> p, T* u_next, const long lo
   }
   if (i == 0) *step_out = step + 1;  // the other counter: no thread of this step reads it
 }
-
-unsigned blocks_for(int64_t n, int block) { return unsigned((n + block - 1) / block); }
 
 template <class T>
 std::vector<T> cast_vec(const std::vector<double>& v) {
@@ -312,17 +295,7 @@ class TledCuda final : public TledSimulationBase {
   // cover the states before the last one.
   ValidityCounts validity() const override {
     ValidityCounts c = counts_;
-    const ElementChecks h = checks_.to_host()[0];
-    c.inverted_element_steps = int64_t(h.inverted);
-    if (h.first_inverted != ULLONG_MAX) {
-      c.first_inverted_step = int64_t(h.first_inverted >> 32);
-      c.first_inverted_element = int64_t(h.first_inverted & 0xffffffffull);
-    }
-    c.nonfinite_steps = int64_t(h.nonfinite_steps);
-    if (h.first_nonfinite != ULLONG_MAX) {
-      c.first_nonfinite_step = int64_t(h.first_nonfinite >> 32);
-      c.first_nonfinite_element = int64_t(h.first_nonfinite & 0xffffffffull);
-    }
+    cuda::copy_checks(checks_.to_host()[0], c);
     for (const T m : warp_min_j_.to_host()) c.min_det_f = std::min(c.min_det_f, double(m));
     return c;
   }
@@ -444,7 +417,7 @@ class TledCuda final : public TledSimulationBase {
     put(U_[0], u0, "tled displacement");
     put(U_[1], u0, "tled displacement");
     put(step_ctr_, std::vector<long long>{0, 0}, "tled step counter");
-    put(checks_, std::vector<ElementChecks>{fresh_checks()}, "tled det F checks");
+    put(checks_, std::vector<cuda::DeviceElementChecks>{fresh_checks()}, "tled det F checks");
     put(warp_min_j_, fresh_warp_minima(), "tled det F minima per warp");
     if (Texture)
       for (int k = 0; k < 2; ++k) tex_[k].create(U_[k].data(), U_[k].size());
@@ -498,27 +471,27 @@ class TledCuda final : public TledSimulationBase {
     for (size_t k = 0; k < s_.curves.size(); ++k) ba_.curves[k] = s_.curves[k];
   }
 
-  static ElementChecks fresh_checks() { return {0, ULLONG_MAX, ULLONG_MAX, 0, 0}; }
+  static cuda::DeviceElementChecks fresh_checks() { return {}; }
   std::vector<T> fresh_warp_minima() const {
-    const size_t warps = size_t(blocks_for(s_.num_elements, kElementBlock)) * (kElementBlock / 32);
+    const size_t warps = size_t(cuda::blocks_for(s_.num_elements, kElementBlock)) * (kElementBlock / 32);
     return std::vector<T>(warps, std::numeric_limits<T>::infinity());
   }
 
   // The three kernels of one step at parity p (u^n in U[p], u^{n-1} in U[1-p], counter in ctr[p]).
   void enqueue_element(int p) { enqueue_element(p, ea_); }
   void enqueue_element(int p, const ElementArgs<T>& ea) {
-    tled_element_kernel<T, Texture, Damage, Asm><<<blocks_for(s_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
+    tled_element_kernel<T, Texture, Damage, Asm><<<cuda::blocks_for(s_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
         ea, U_[p].data(), Texture ? tex_[p].get() : 0, step_ctr_.data() + p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_node(int p, T* out) {
-    tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+    tled_node_kernel<T, Asm><<<cuda::blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
         na_, U_[p].data(), U_[1 - p].data(), out);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_boundary(int p, T* out) {
     const int n = std::max(1, ba_.n_forces + ba_.n_prescribed);
-    tled_boundary_kernel<T><<<blocks_for(n, 128), 128, 0, stream_>>>(ba_, out, step_ctr_.data() + p,
+    tled_boundary_kernel<T><<<cuda::blocks_for(n, 128), 128, 0, stream_>>>(ba_, out, step_ctr_.data() + p,
                                                                       step_ctr_.data() + (1 - p));
     EB_CUDA_CHECK_LAUNCH();
   }
@@ -557,8 +530,8 @@ class TledCuda final : public TledSimulationBase {
     try {
       const int p = parity();
       cuda::DeviceBuffer<T> scratch(3 * size_t(s_.num_nodes), "tled profiling scratch");
-      cuda::DeviceBuffer<ElementChecks> scratch_checks(1, "tled profiling checks");
-      scratch_checks.upload(std::vector<ElementChecks>{fresh_checks()});
+      cuda::DeviceBuffer<cuda::DeviceElementChecks> scratch_checks(1, "tled profiling checks");
+      scratch_checks.upload(std::vector<cuda::DeviceElementChecks>{fresh_checks()});
       cuda::DeviceBuffer<T> scratch_minima;
       scratch_minima.upload(fresh_warp_minima());
       ElementArgs<T> ea = ea_;
@@ -576,13 +549,13 @@ class TledCuda final : public TledSimulationBase {
         EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
         enqueue_element(p, ea);
         EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
-        tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+        tled_node_kernel<T, Asm><<<cuda::blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
             na, U_[p].data(), scratch.data(), scratch.data());
         EB_CUDA_CHECK_LAUNCH();
         EB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
         const int nb = std::max(1, ba_.n_forces + ba_.n_prescribed);
         // Counter output to the slot this step's own kernels will overwrite anyway.
-        tled_boundary_kernel<T><<<blocks_for(nb, 128), 128, 0, stream_>>>(ba_, scratch.data(), step_ctr_.data() + p,
+        tled_boundary_kernel<T><<<cuda::blocks_for(nb, 128), 128, 0, stream_>>>(ba_, scratch.data(), step_ctr_.data() + p,
                                                                           step_ctr_.data() + (1 - p));
         EB_CUDA_CHECK_LAUNCH();
         EB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
@@ -656,7 +629,7 @@ class TledCuda final : public TledSimulationBase {
   cuda::DeviceBuffer<T> U_[2];
   cuda::DeviceBuffer<uint8_t> mask_, force_free_, presc_mask_;
   cuda::DeviceBuffer<long long> step_ctr_;
-  cuda::DeviceBuffer<ElementChecks> checks_;
+  cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_;
   TextureObject tex_[2];
   ElementArgs<T> ea_{};
   NodeArgs<T> na_{};
@@ -691,8 +664,8 @@ std::size_t device_bytes_of(const TledSetup& s) {
     b += (s.slot_offset.size() + s.slot_index.size()) * i32 + 12 * E * w;
   else
     b += 3 * N * w;
-  b += 2 * 3 * N * w + 2 * sizeof(long long) + sizeof(ElementChecks);
-  b += std::size_t(blocks_for(s.num_elements, kElementBlock)) * (kElementBlock / 32) * w;  // warp minima
+  b += 2 * 3 * N * w + 2 * sizeof(long long) + sizeof(cuda::DeviceElementChecks);
+  b += std::size_t(cuda::blocks_for(s.num_elements, kElementBlock)) * (kElementBlock / 32) * w;  // warp minima
   b += (F + P) * (2 * i32 + 3 * w + 1);  // boundary lists: node, curve, 3 values, mask
   return b;
 }
