@@ -26,20 +26,20 @@ using namespace kernels;
 template <class T>
 class SlicedOperator final : public linalg::LinearOperator<T> {
  public:
-  SlicedOperator(const linalg::DeviceBcsr<T>& m, const Offset* diag_pos) : m_(m), pos_(diag_pos) {}
-  linalg::Index rows() const override { return 3 * m_.block_rows; }
+  SlicedOperator(const linalg::DeviceBcsr<T>& m, const Offset* diag_pos) : matrix_(m), diag_position_(diag_pos) {}
+  linalg::Index rows() const override { return 3 * matrix_.block_rows; }
   linalg::Location location() const override { return linalg::Location::Device; }
-  void apply(const T* x, T* y, linalg::StreamHandle s) const override { linalg::spmv(m_, x, y, linalg::cuda_stream(s)); }
+  void apply(const T* x, T* y, linalg::StreamHandle s) const override { linalg::spmv(matrix_, x, y, linalg::cuda_stream(s)); }
   void diagonal(T* d, linalg::StreamHandle s) const override {
     const int64_t n = rows();
-    if (n) k_diagonal<T><<<cuda::blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, pos_, m_.val.data(), d);
+    if (n) k_diagonal<T><<<cuda::blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, diag_position_, matrix_.val.data(), d);
     EB_CUDA_CHECK_LAUNCH();
   }
   std::string name() const override { return "bcsr-pcg global matrix (sliced BCSR)"; }
 
  private:
-  const linalg::DeviceBcsr<T>& m_;
-  const Offset* pos_;
+  const linalg::DeviceBcsr<T>& matrix_;
+  const Offset* diag_position_;
 };
 
 template <class T>
@@ -151,7 +151,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
   ~BcsrPcgCuda() override { release(); }
 
-  void set_coefficients(const ElementCoefficients<double>& k) override { k_ = cast_coefficients<T>(k); }
+  void set_coefficients(const ElementCoefficients<double>& k) override { coefficients_ = cast_coefficients<T>(k); }
   void use_static_solver(bool on) override { static_ = on; }
 
   double rhs_norm() override {
@@ -163,7 +163,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   std::vector<double> get_array(PhaseArray a) override {
     sync();
-    const int64_t E = s_.num_elements;
+    const int64_t E = setup_.num_elements;
     switch (a) {
       case PhaseArray::u: return widen(u_.to_host());
       case PhaseArray::v: return widen(v_.to_host());
@@ -174,9 +174,9 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::local_rhs: return widen(local_rhs_.to_host());
       case PhaseArray::matrix: {
         const std::vector<T> val = K_.val.to_host();
-        std::vector<double> out(9 * size_t(s_.plan.blocks()));
-        for (Offset b = 0; b < s_.plan.blocks(); ++b) {
-          const Offset pos = gi_.block_position[size_t(b)];
+        std::vector<double> out(9 * size_t(setup_.plan.blocks()));
+        for (Offset b = 0; b < setup_.plan.blocks(); ++b) {
+          const Offset pos = gather_index_.block_position[size_t(b)];
           for (int c = 0; c < 9; ++c) out[size_t(9 * b + c)] = double(val[size_t((pos / 32) * kSliceEntries + c * 32 + pos % 32)]);
         }
         return out;
@@ -187,7 +187,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void set_array(PhaseArray a, const std::vector<double>& values) override {
     sync();
-    const int64_t E = s_.num_elements;
+    const int64_t E = setup_.num_elements;
     auto check = [&](size_t n) {
       if (values.size() != n)
         throw std::invalid_argument("bcsr-pcg: array " + to_string(a) + " has " + std::to_string(n) + " values, got " +
@@ -206,10 +206,10 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::local: check(local_.size()); local_.upload(to_block_major<T>(values, E)); break;
       case PhaseArray::local_rhs: check(local_rhs_.size()); local_rhs_.upload(narrow(values)); break;
       case PhaseArray::matrix: {
-        check(9 * size_t(s_.plan.blocks()));
+        check(9 * size_t(setup_.plan.blocks()));
         std::vector<T> val = K_.val.to_host();
-        for (Offset b = 0; b < s_.plan.blocks(); ++b) {
-          const Offset pos = gi_.block_position[size_t(b)];
+        for (Offset b = 0; b < setup_.plan.blocks(); ++b) {
+          const Offset pos = gather_index_.block_position[size_t(b)];
           for (int c = 0; c < 9; ++c) val[size_t((pos / 32) * kSliceEntries + c * 32 + pos % 32)] = T(values[size_t(9 * b + c)]);
         }
         K_.val.upload(val);
@@ -231,7 +231,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case Phase::Solve: {
         linalg::CgSolver<T>& cg = solver();
         cg.refresh_preconditioner();
-        if (!static_ && !s_.options.warm_start) zero_sol();
+        if (!static_ && !setup_.options.warm_start) zero_sol();
         r = cg.solve(rhs_.data(), sol_.data());  // on stream_, synchronized: the events span it
         break;
       }
@@ -258,7 +258,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     if (!state_checked()) {  // the state copied out is checked too (see validity()), into its own counters
       const cuda::DeviceElementChecks fresh;
       state_checks_buf_.upload(&fresh, 1);
-      const int64_t E = s_.num_elements;
+      const int64_t E = setup_.num_elements;
       k_rotation<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
           E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), state_checks_buf_.data(), state_.data());
       EB_CUDA_CHECK_LAUNCH();
@@ -286,7 +286,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     std::vector<double> ms;
     for (int k = 0; k < repeats; ++k) {
       EB_CUDA_CHECK(cudaEventRecord(a, stream_));
-      for (int j = 0; j < kSpmvBatch; ++j) op_->apply(sol_.data(), spmv_out_.data(), stream_);
+      for (int j = 0; j < kSpmvBatch; ++j) matrix_operator_->apply(sol_.data(), spmv_out_.data(), stream_);
       EB_CUDA_CHECK(cudaEventRecord(b, stream_));
       EB_CUDA_CHECK(cudaEventSynchronize(b));
       float t = 0;
@@ -325,7 +325,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
 
  private:
-  bool use_graph() const { return s_.options.graph && s_.options.cg_tolerance == 0; }
+  bool use_graph() const { return setup_.options.graph && setup_.options.cg_tolerance == 0; }
 
   static std::vector<double> widen(const std::vector<T>& v) { return std::vector<double>(v.begin(), v.end()); }
   static std::vector<T> narrow(const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); }
@@ -342,15 +342,15 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
 
   void build(HostLayout<T> layout) {
-    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    const int64_t E = setup_.num_elements, N = setup_.num_nodes;
     const size_t n = 3 * size_t(N);
     std::vector<int32_t> conn(4 * size_t(E));
     for (int64_t e = 0; e < E; ++e)
-      for (int a = 0; a < 4; ++a) conn[size_t(a * E + e)] = s_.connectivity[size_t(4 * e + a)];
+      for (int a = 0; a < 4; ++a) conn[size_t(a * E + e)] = setup_.connectivity[size_t(4 * e + a)];
     put(conn_, conn, "bcsr-pcg connectivity");
-    put(Dm_inv_, to_entry_major<T>(s_.Dm_inv, E, 9), "bcsr-pcg Dm^-1");
-    put(Dm_, to_entry_major<T>(s_.Dm, E, 9), "bcsr-pcg Dm");
-    put(vol_, std::vector<T>(s_.volume.begin(), s_.volume.end()), "bcsr-pcg volumes");
+    put(Dm_inv_, to_entry_major<T>(setup_.Dm_inv, E, 9), "bcsr-pcg Dm^-1");
+    put(Dm_, to_entry_major<T>(setup_.Dm, E, 9), "bcsr-pcg Dm");
+    put(volume_, std::vector<T>(setup_.volume.begin(), setup_.volume.end()), "bcsr-pcg volumes");
     for (auto* b : {&u_, &v_, &sol_, &rhs_, &spmv_out_}) {
       alloc(*b, n, "bcsr-pcg node vector");
       b->fill_zero();
@@ -360,42 +360,42 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     alloc(local_rhs_, 12 * size_t(E), "bcsr-pcg local right-hand sides");
     // The global matrix: the sliced layout of the plan's pattern, and the gather's index blocks.
     const linalg::SlicedBcsr<T> sliced = std::move(layout.sliced);
-    gi_ = std::move(layout.gi);
+    gather_index_ = std::move(layout.gi);
     K_ = linalg::upload(sliced);
     allocated_ += K_.perm.bytes() + K_.slice_ptr.bytes() + K_.col.bytes() + K_.val.bytes();
     steps_ = sliced.steps();
-    if (s_.update == Update::Gather) {
-      put(sub_ptr_, gi_.sub_ptr, "bcsr-pcg gather steps");
-      put(idx_, gi_.block, "bcsr-pcg gather indices");
-      put(gather_keep_, gi_.keep, "bcsr-pcg gather masks");
-      for (int c = 0; c < 9; ++c) component_offset_.v[c] = gi_.component_offset[size_t(c)];
+    if (setup_.update == Update::Gather) {
+      put(sub_ptr_, gather_index_.sub_ptr, "bcsr-pcg gather steps");
+      put(gather_block_, gather_index_.block, "bcsr-pcg gather indices");
+      put(gather_keep_, gather_index_.keep, "bcsr-pcg gather masks");
+      for (int c = 0; c < 9; ++c) component_offset_.v[c] = gather_index_.component_offset[size_t(c)];
     } else {
-      std::vector<Offset> pos(s_.plan.element_block.size());
+      std::vector<Offset> pos(setup_.plan.element_block.size());
       std::vector<uint16_t> keep(pos.size());
       for (size_t k = 0; k < pos.size(); ++k) {
-        pos[k] = gi_.block_position[size_t(s_.plan.element_block[k])];
-        keep[k] = s_.plan.keep[size_t(s_.plan.element_block[k])];
+        pos[k] = gather_index_.block_position[size_t(setup_.plan.element_block[k])];
+        keep[k] = setup_.plan.keep[size_t(setup_.plan.element_block[k])];
       }
       put(scatter_pos_, pos, "bcsr-pcg scatter positions");
       put(scatter_keep_, keep, "bcsr-pcg scatter masks");
     }
-    put(diag_pos_, gi_.diag_position, "bcsr-pcg diagonal positions");
-    put(node_ptr_, s_.plan.node_ptr, "bcsr-pcg node slots");
-    put(node_slot_, s_.plan.node_slot, "bcsr-pcg node slots");
-    put(constrained_, s_.constrained, "bcsr-pcg constraints");
+    put(diag_pos_, gather_index_.diag_position, "bcsr-pcg diagonal positions");
+    put(node_ptr_, setup_.plan.node_ptr, "bcsr-pcg node slots");
+    put(node_slot_, setup_.plan.node_slot, "bcsr-pcg node slots");
+    put(constrained_, setup_.constrained, "bcsr-pcg constraints");
     // Loads, grouped by node.
     std::vector<int32_t> lnode;
     std::vector<int> lptr{0}, lcurve;
     std::vector<double> lforce;
-    for (size_t k = 0; k < s_.loads.size(); ++k) {
-      if (lnode.empty() || lnode.back() != s_.loads[k].node) {
+    for (size_t k = 0; k < setup_.loads.size(); ++k) {
+      if (lnode.empty() || lnode.back() != setup_.loads[k].node) {
         if (!lnode.empty()) lptr.push_back(int(k));
-        lnode.push_back(s_.loads[k].node);
+        lnode.push_back(setup_.loads[k].node);
       }
-      lcurve.push_back(s_.loads[k].curve);
-      for (int d = 0; d < 3; ++d) lforce.push_back(s_.loads[k].force[d]);
+      lcurve.push_back(setup_.loads[k].curve);
+      for (int d = 0; d < 3; ++d) lforce.push_back(setup_.loads[k].force[d]);
     }
-    lptr.push_back(int(s_.loads.size()));
+    lptr.push_back(int(setup_.loads.size()));
     load_nodes_ = int(lnode.size());
     if (load_nodes_) {
       put(load_node_, lnode, "bcsr-pcg loads");
@@ -404,7 +404,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       put(load_force_, lforce, "bcsr-pcg loads");
     }
     std::vector<CurveParams> curves;
-    for (const LoadCurve& c : s_.curves) curves.push_back(curve_params(c));
+    for (const LoadCurve& c : setup_.curves) curves.push_back(curve_params(c));
     if (!curves.empty()) {
       put(curves_, curves, "bcsr-pcg curves");
       alloc(factors_, curves.size(), "bcsr-pcg load factors");
@@ -414,21 +414,21 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     alloc(checks_, 1, "bcsr-pcg checks");
     alloc(state_checks_buf_, 1, "bcsr-pcg state checks");
     reset_checks();
-    lame_ = {T(s_.lambda), T(s_.mu)};
-    op_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
+    lame_ = {T(setup_.lambda), T(setup_.mu)};
+    matrix_operator_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
     layout_entries_ = double(steps_) * kSliceEntries;
-    index_entries_ = double(gi_.block.size());
-    index_bytes_ = gi_.index_bytes();
+    index_entries_ = double(gather_index_.block.size());
+    index_bytes_ = gather_index_.index_bytes();
     spmv_bytes_ = double(K_.val.bytes() + K_.col.bytes() + K_.perm.bytes() + K_.slice_ptr.bytes()) + 2.0 * double(n) * sizeof(T);
-    padded_ = gi_.padded_entries();
+    padded_ = gather_index_.padded_entries();
     // The host copies of the index blocks are no longer needed (block_position stays for get/set).
-    std::vector<int32_t>().swap(gi_.block);
-    std::vector<uint16_t>().swap(gi_.keep);
+    std::vector<int32_t>().swap(gather_index_.block);
+    std::vector<uint16_t>().swap(gather_index_.keep);
     // The solvers read the diagonal when they are made (and every step's Solve refreshes it): the
     // identity's diagonal until a step has filled the matrix.
     {
       std::vector<T> val(K_.val.size(), T(0));
-      for (Offset p : gi_.diag_position) val[size_t(p)] = T(1);
+      for (Offset p : gather_index_.diag_position) val[size_t(p)] = T(1);
       K_.val.upload(val);
     }
     make_solvers();
@@ -459,30 +459,30 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   // Non-graph mode: the host's load factors (set_load_time) for the Update.
   void upload_factors() {
-    if (s_.curves.empty()) return;
-    std::vector<double> f(s_.curves.size());
+    if (setup_.curves.empty()) return;
+    std::vector<double> f(setup_.curves.size());
     for (size_t c = 0; c < f.size(); ++c) f[c] = load_scale_ * load_factors_[c];
     sync();
     factors_.upload(f.data(), f.size());
   }
 
   void enqueue_rotation() {
-    const int64_t E = s_.num_elements;
+    const int64_t E = setup_.num_elements;
     k_rotation<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
         E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), checks_.data(), state_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_matrix() {
-    const int64_t E = s_.num_elements;
-    MatrixParams<T> p{E, conn_.data(), R_.data(), Dm_.data(), Dm_inv_.data(), vol_.data(), u_.data(), v_.data(),
-                      lame_, k_, local_.data(), local_rhs_.data()};
+    const int64_t E = setup_.num_elements;
+    MatrixParams<T> p{E, conn_.data(), R_.data(), Dm_.data(), Dm_inv_.data(), volume_.data(), u_.data(), v_.data(),
+                      lame_, coefficients_, local_.data(), local_rhs_.data()};
     k_matrix<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_update() {
-    const int64_t E = s_.num_elements, N = s_.num_nodes;
-    if (s_.update == Update::Gather) {
-      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), idx_.data(), gather_keep_.data(),
+    const int64_t E = setup_.num_elements, N = setup_.num_nodes;
+    if (setup_.update == Update::Gather) {
+      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), gather_block_.data(), gather_keep_.data(),
                                                                     component_offset_, local_.data(), K_.val.data());
     } else {
       EB_CUDA_CHECK(cudaMemsetAsync(K_.val.data(), 0, K_.val.bytes(), stream_));
@@ -501,9 +501,9 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     }
   }
   void enqueue_integrate(bool dynamic) {
-    const int64_t n = 3 * s_.num_nodes;
+    const int64_t n = 3 * setup_.num_nodes;
     k_integrate<T><<<cuda::blocks_for(std::max<int64_t>(n, 1), kVectorThreads), kVectorThreads, 0, stream_>>>(
-        n, sol_.data(), u_.data(), v_.data(), T(s_.dt), dynamic, state_.data());
+        n, sol_.data(), u_.data(), v_.data(), T(setup_.dt), dynamic, state_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
 
@@ -511,12 +511,12 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void make_solvers() {
     auto options = [&](bool stat) {
-      linalg::CgOptions o = cg_options(s_.options, stat);
+      linalg::CgOptions o = cg_options(setup_.options, stat);
       o.stream = stream_;
       return o;
     };
-    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*op_, options(false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*op_, options(true));
+    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, options(false));
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, options(true));
   }
 
   // One dynamic step as a graph: loads' factors from the device step counter, the phases, the
@@ -525,14 +525,14 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     linalg::CgSolver<T>& cg = solver();
     sync();
     graph_ = cuda::capture_graph(stream_, [&] {
-      if (!s_.curves.empty())
-        k_curve_factors<<<1, 32 * ((int(s_.curves.size()) + 31) / 32), 0, stream_>>>(
-            int(s_.curves.size()), curves_.data(), state_.data(), s_.dt, factors_.data());
+      if (!setup_.curves.empty())
+        k_curve_factors<<<1, 32 * ((int(setup_.curves.size()) + 31) / 32), 0, stream_>>>(
+            int(setup_.curves.size()), curves_.data(), state_.data(), setup_.dt, factors_.data());
       enqueue_rotation();
       enqueue_matrix();
       enqueue_update();
       cg.refresh_preconditioner();
-      if (!s_.options.warm_start) zero_sol();
+      if (!setup_.options.warm_start) zero_sol();
       cg.enqueue(rhs_.data(), sol_.data());
       enqueue_integrate(true);
     });
@@ -553,13 +553,13 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   std::size_t allocated_ = 0;
   Offset steps_ = 0, padded_ = 0;
   int load_nodes_ = 0;
-  linalg::SlicedGatherIndex gi_;
+  linalg::SlicedGatherIndex gather_index_;
   linalg::DeviceBcsr<T> K_;
-  cuda::DeviceBuffer<int32_t> conn_, idx_, load_node_;
+  cuda::DeviceBuffer<int32_t> conn_, gather_block_, load_node_;
   cuda::DeviceBuffer<int> load_ptr_, load_curve_;
   cuda::DeviceBuffer<double> load_force_, factors_;
   cuda::DeviceBuffer<CurveParams> curves_;
-  cuda::DeviceBuffer<T> Dm_inv_, Dm_, vol_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
+  cuda::DeviceBuffer<T> Dm_inv_, Dm_, volume_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
   cuda::DeviceBuffer<Offset> sub_ptr_, scatter_pos_, diag_pos_, node_ptr_;
   cuda::DeviceBuffer<int64_t> node_slot_;
   cuda::DeviceBuffer<uint16_t> scatter_keep_, gather_keep_;
@@ -568,8 +568,8 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   cuda::DeviceBuffer<StepState> state_;
   cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_, state_checks_buf_;
   tet::Lame<T> lame_{};
-  ElementCoefficients<T> k_{};
-  std::unique_ptr<linalg::LinearOperator<T>> op_;
+  ElementCoefficients<T> coefficients_{};
+  std::unique_ptr<linalg::LinearOperator<T>> matrix_operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
 };
 

@@ -36,7 +36,7 @@ class BcsrPcgSimulation : public MeshSimulation {
  public:
   BcsrPcgSimulation(BcsrPcgSetup setup, Backend backend, Precision precision);
 
-  double dt() const override { return s_.dt; }
+  double dt() const override { return setup_.dt; }
   void advance(int steps) override;
   void solve_static(double load_factor) override;
   WorkCounts work_per_step() const override;
@@ -47,7 +47,7 @@ class BcsrPcgSimulation : public MeshSimulation {
   ValidityCounts validity() const override;
   nlohmann::json details() const override;
 
-  const BcsrPcgSetup& setup() const { return s_; }
+  const BcsrPcgSetup& setup() const { return setup_; }
   int64_t steps_done() const { return step_; }
 
   // ---- one phase at a time (tests) ----
@@ -93,7 +93,7 @@ class BcsrPcgSimulation : public MeshSimulation {
   // contribution and step padding, plus masks; CPU: the plan's contribution list).
   double layout_entries_ = 0, index_entries_ = 0, index_bytes_ = 0, spmv_bytes_ = 0;
 
-  BcsrPcgSetup s_;
+  BcsrPcgSetup setup_;
   Backend backend_;
   Precision precision_;
   int64_t step_ = 0;

@@ -35,7 +35,7 @@ class TextureObject {
  public:
   TextureObject() = default;
   ~TextureObject() {
-    if (tex_) cudaDestroyTextureObject(tex_);
+    if (u_texture_) cudaDestroyTextureObject(u_texture_);
   }
   TextureObject(const TextureObject&) = delete;
   TextureObject& operator=(const TextureObject&) = delete;
@@ -48,12 +48,12 @@ class TextureObject {
     res.res.linear.sizeInBytes = count * sizeof(T);
     cudaTextureDesc td{};
     td.readMode = cudaReadModeElementType;
-    EB_CUDA_CHECK(cudaCreateTextureObject(&tex_, &res, &td, nullptr));
+    EB_CUDA_CHECK(cudaCreateTextureObject(&u_texture_, &res, &td, nullptr));
   }
-  cudaTextureObject_t get() const { return tex_; }
+  cudaTextureObject_t get() const { return u_texture_; }
 
  private:
-  cudaTextureObject_t tex_ = 0;
+  cudaTextureObject_t u_texture_ = 0;
 };
 
 template <class T, bool Texture, bool Damage, Assembly Asm>
@@ -116,7 +116,7 @@ class TledCuda final : public TledSimulationBase {
     const std::vector<T> cur = U_[parity()].to_host(), prev = U_[1 - parity()].to_host();
     u.resize(cur.size());
     v.resize(cur.size());
-    const double inv_dt = 1.0 / s_.dt;
+    const double inv_dt = 1.0 / setup_.dt;
     for (size_t i = 0; i < cur.size(); ++i) {
       u[i] = double(cur[i]);
       v[i] = (double(cur[i]) - double(prev[i])) * inv_dt;
@@ -125,8 +125,8 @@ class TledCuda final : public TledSimulationBase {
 
   void cell_fields(std::vector<mesh::Field>& out) override {
     const std::vector<T> u = U_[parity()].to_host();
-    std::vector<T> beta = Damage ? beta_.to_host() : std::vector<T>(size_t(s_.num_elements), T(0));
-    tled_cell_fields(s_, u, beta, out);
+    std::vector<T> beta = Damage ? beta_.to_host() : std::vector<T>(size_t(setup_.num_elements), T(0));
+    tled_cell_fields(setup_, u, beta, out);
   }
 
   std::size_t device_bytes() const override { return allocated_; }
@@ -138,14 +138,14 @@ class TledCuda final : public TledSimulationBase {
     const std::vector<T> v = buffer_of(a).to_host();
     if (a != PhaseArray::fe) return std::vector<double>(v.begin(), v.end());
     std::vector<double> out(v.size());
-    const size_t E = size_t(s_.num_elements);
+    const size_t E = size_t(setup_.num_elements);
     for (size_t slot = 0; slot < 4 * E; ++slot)
       for (size_t d = 0; d < 3; ++d) out[3 * slot + d] = double(v[d * 4 * E + slot]);
     return out;
   }
   void write_array(PhaseArray a, const std::vector<double>& values) override {
     std::vector<T> v(values.size());
-    const size_t E = size_t(s_.num_elements);
+    const size_t E = size_t(setup_.num_elements);
     if (a == PhaseArray::fe) {
       for (size_t slot = 0; slot < 4 * E; ++slot)
         for (size_t d = 0; d < 3; ++d) v[d * 4 * E + slot] = T(values[3 * slot + d]);
@@ -196,31 +196,31 @@ class TledCuda final : public TledSimulationBase {
   }
 
   void upload() {
-    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    const int64_t E = setup_.num_elements, N = setup_.num_nodes;
     // Structure-of-arrays layouts so that consecutive threads touch consecutive addresses.
     std::vector<int32_t> conn(8 * E);
     for (int64_t e = 0; e < E; ++e)
-      for (int a = 0; a < 8; ++a) conn[a * E + e] = s_.connectivity[8 * e + a];
+      for (int a = 0; a < 8; ++a) conn[a * E + e] = setup_.connectivity[8 * e + a];
     std::vector<T> G(9 * E);
     for (int64_t e = 0; e < E; ++e)
-      for (int k = 0; k < 9; ++k) G[k * E + e] = T(s_.G[9 * e + k]);
+      for (int k = 0; k < 9; ++k) G[k * E + e] = T(setup_.G[9 * e + k]);
     put(conn_, conn, "tled connectivity");
     put(G_, G, "tled shape derivatives");
-    put(V_, cast_vec<T>(s_.volume), "tled volumes");
-    put(a_, cast_vec<T>(s_.a), "tled central-difference a");
-    put(mask_, s_.constrained, "tled constraint masks");
+    put(V_, cast_vec<T>(setup_.volume), "tled volumes");
+    put(a_, cast_vec<T>(setup_.a), "tled central-difference a");
+    put(mask_, setup_.constrained, "tled constraint masks");
     if (Damage) put(beta_, std::vector<T>(E, T(0)), "tled damage history");
     if (Asm == Assembly::Gather) {
-      put(slot_offset_, s_.slot_offset, "tled slot offsets");
-      put(slot_index_, s_.slot_index, "tled slot lists");
+      put(slot_offset_, setup_.slot_offset, "tled slot offsets");
+      put(slot_index_, setup_.slot_index, "tled slot lists");
       put(fe_, std::vector<T>(12 * E, T(0)), "tled element forces");
     } else {
       put(fnode_, std::vector<T>(3 * N, T(0)), "tled nodal forces");
     }
     // Initial state at rest with the displacements prescribed at t = 0.
     std::vector<T> u0(3 * N, T(0));
-    for (const auto& p : s_.prescribed) {
-      const double fac = curve_factor(s_.curves[p.curve], 0.0);
+    for (const auto& p : setup_.prescribed) {
+      const double fac = curve_factor(setup_.curves[p.curve], 0.0);
       for (int d = 0; d < 3; ++d)
         if ((p.mask >> d) & 1) u0[3 * size_t(p.node) + d] = T(p.displacement[d] * fac);
     }
@@ -230,21 +230,21 @@ class TledCuda final : public TledSimulationBase {
     put(checks_, std::vector<cuda::DeviceElementChecks>{fresh_checks()}, "tled det F checks");
     put(warp_min_j_, fresh_warp_minima(), "tled det F minima per warp");
     if (Texture)
-      for (int k = 0; k < 2; ++k) tex_[k].create(U_[k].data(), U_[k].size());
+      for (int k = 0; k < 2; ++k) u_texture_[k].create(U_[k].data(), U_[k].size());
 
     // Boundary lists.
-    if (s_.curves.size() > size_t(kMaxCurves))
+    if (setup_.curves.size() > size_t(kMaxCurves))
       throw InputError("tled cuda: at most " + std::to_string(kMaxCurves) + " distinct load curves are supported");
     std::vector<int32_t> fnode, fcurve, pnode, pcurve;
     std::vector<T> fval, pval;
     std::vector<uint8_t> ffree, pmask;
-    for (const auto& f : s_.forces) {
+    for (const auto& f : setup_.forces) {
       fnode.push_back(f.node);
       fcurve.push_back(f.curve);
       for (int d = 0; d < 3; ++d) fval.push_back(T(f.force[d]));
-      ffree.push_back(uint8_t(~s_.constrained[f.node] & 7u));
+      ffree.push_back(uint8_t(~setup_.constrained[f.node] & 7u));
     }
-    for (const auto& p : s_.prescribed) {
+    for (const auto& p : setup_.prescribed) {
       pnode.push_back(p.node);
       pcurve.push_back(p.curve);
       for (int d = 0; d < 3; ++d) pval.push_back(T(p.displacement[d]));
@@ -259,49 +259,49 @@ class TledCuda final : public TledSimulationBase {
     put(presc_value_, pval, "tled prescribed values");
     put(presc_mask_, pmask, "tled prescribed masks");
 
-    ea_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
-           {T(s_.mu), T(s_.kappa), T(s_.damage.gamma), T(s_.damage.m), T(s_.damage.psi0)},
+    element_args_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
+           {T(setup_.mu), T(setup_.kappa), T(setup_.damage.gamma), T(setup_.damage.m), T(setup_.damage.psi0)},
            checks_.data(), warp_min_j_.data()};
-    na_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
-           a_.data(), mask_.data(), T(s_.b), T(s_.c),
-           {T(s_.a_factor * s_.gravity[0]), T(s_.a_factor * s_.gravity[1]), T(s_.a_factor * s_.gravity[2])}};
-    ba_ = {};
-    ba_.n_forces = int(fnode.size());
-    ba_.n_prescribed = int(pnode.size());
-    ba_.force_node = force_node_.data();
-    ba_.force_value = force_value_.data();
-    ba_.force_curve = force_curve_.data();
-    ba_.force_free = force_free_.data();
-    ba_.presc_node = presc_node_.data();
-    ba_.presc_value = presc_value_.data();
-    ba_.presc_curve = presc_curve_.data();
-    ba_.presc_mask = presc_mask_.data();
-    ba_.a = a_.data();
-    ba_.dt = s_.dt;
-    for (size_t k = 0; k < s_.curves.size(); ++k) ba_.curves[k] = s_.curves[k];
+    node_args_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
+           a_.data(), mask_.data(), T(setup_.b), T(setup_.c),
+           {T(setup_.a_factor * setup_.gravity[0]), T(setup_.a_factor * setup_.gravity[1]), T(setup_.a_factor * setup_.gravity[2])}};
+    boundary_args_ = {};
+    boundary_args_.n_forces = int(fnode.size());
+    boundary_args_.n_prescribed = int(pnode.size());
+    boundary_args_.force_node = force_node_.data();
+    boundary_args_.force_value = force_value_.data();
+    boundary_args_.force_curve = force_curve_.data();
+    boundary_args_.force_free = force_free_.data();
+    boundary_args_.presc_node = presc_node_.data();
+    boundary_args_.presc_value = presc_value_.data();
+    boundary_args_.presc_curve = presc_curve_.data();
+    boundary_args_.presc_mask = presc_mask_.data();
+    boundary_args_.a = a_.data();
+    boundary_args_.dt = setup_.dt;
+    for (size_t k = 0; k < setup_.curves.size(); ++k) boundary_args_.curves[k] = setup_.curves[k];
   }
 
   static cuda::DeviceElementChecks fresh_checks() { return {}; }
   std::vector<T> fresh_warp_minima() const {
-    const size_t warps = size_t(cuda::blocks_for(s_.num_elements, kElementBlock)) * (kElementBlock / 32);
+    const size_t warps = size_t(cuda::blocks_for(setup_.num_elements, kElementBlock)) * (kElementBlock / 32);
     return std::vector<T>(warps, std::numeric_limits<T>::infinity());
   }
 
   // The three kernels of one step at parity p (u^n in U[p], u^{n-1} in U[1-p], counter in ctr[p]).
-  void enqueue_element(int p) { enqueue_element(p, ea_); }
+  void enqueue_element(int p) { enqueue_element(p, element_args_); }
   void enqueue_element(int p, const ElementArgs<T>& ea) {
-    tled_element_kernel<T, Texture, Damage, Asm><<<cuda::blocks_for(s_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
-        ea, U_[p].data(), Texture ? tex_[p].get() : 0, step_ctr_.data() + p);
+    tled_element_kernel<T, Texture, Damage, Asm><<<cuda::blocks_for(setup_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
+        ea, U_[p].data(), Texture ? u_texture_[p].get() : 0, step_ctr_.data() + p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_node(int p, T* out) {
-    tled_node_kernel<T, Asm><<<cuda::blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
-        na_, U_[p].data(), U_[1 - p].data(), out);
+    tled_node_kernel<T, Asm><<<cuda::blocks_for(setup_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+        node_args_, U_[p].data(), U_[1 - p].data(), out);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_boundary(int p, T* out) {
-    const int n = std::max(1, ba_.n_forces + ba_.n_prescribed);
-    tled_boundary_kernel<T><<<cuda::blocks_for(n, 128), 128, 0, stream_>>>(ba_, out, step_ctr_.data() + p,
+    const int n = std::max(1, boundary_args_.n_forces + boundary_args_.n_prescribed);
+    tled_boundary_kernel<T><<<cuda::blocks_for(n, 128), 128, 0, stream_>>>(boundary_args_, out, step_ctr_.data() + p,
                                                                       step_ctr_.data() + (1 - p));
     EB_CUDA_CHECK_LAUNCH();
   }
@@ -339,12 +339,12 @@ class TledCuda final : public TledSimulationBase {
     nlohmann::json j;
     try {
       const int p = parity();
-      cuda::DeviceBuffer<T> scratch(3 * size_t(s_.num_nodes), "tled profiling scratch");
+      cuda::DeviceBuffer<T> scratch(3 * size_t(setup_.num_nodes), "tled profiling scratch");
       cuda::DeviceBuffer<cuda::DeviceElementChecks> scratch_checks(1, "tled profiling checks");
       scratch_checks.upload(std::vector<cuda::DeviceElementChecks>{fresh_checks()});
       cuda::DeviceBuffer<T> scratch_minima;
       scratch_minima.upload(fresh_warp_minima());
-      ElementArgs<T> ea = ea_;
+      ElementArgs<T> ea = element_args_;
       ea.checks = scratch_checks.data();
       ea.warp_min_j = scratch_minima.data();
       EB_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), U_[1 - p].data(), scratch.bytes(), cudaMemcpyDeviceToDevice, stream_));
@@ -354,18 +354,18 @@ class TledCuda final : public TledSimulationBase {
       std::vector<double> te, tn, tb;
       // The scratch copy of u^{n-1} is the node kernel's u_prev input and its output: the
       // same aliasing as the time loop.
-      NodeArgs<T> na = na_;
+      NodeArgs<T> na = node_args_;
       for (int r = 0; r < reps + 3; ++r) {
         EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
         enqueue_element(p, ea);
         EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
-        tled_node_kernel<T, Asm><<<cuda::blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+        tled_node_kernel<T, Asm><<<cuda::blocks_for(setup_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
             na, U_[p].data(), scratch.data(), scratch.data());
         EB_CUDA_CHECK_LAUNCH();
         EB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
-        const int nb = std::max(1, ba_.n_forces + ba_.n_prescribed);
+        const int nb = std::max(1, boundary_args_.n_forces + boundary_args_.n_prescribed);
         // Counter output to the slot this step's own kernels will overwrite anyway.
-        tled_boundary_kernel<T><<<cuda::blocks_for(nb, 128), 128, 0, stream_>>>(ba_, scratch.data(), step_ctr_.data() + p,
+        tled_boundary_kernel<T><<<cuda::blocks_for(nb, 128), 128, 0, stream_>>>(boundary_args_, scratch.data(), step_ctr_.data() + p,
                                                                           step_ctr_.data() + (1 - p));
         EB_CUDA_CHECK_LAUNCH();
         EB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
@@ -385,12 +385,12 @@ class TledCuda final : public TledSimulationBase {
         return v[v.size() / 2];
       };
       const double w = sizeof(T);
-      const double E = double(s_.num_elements), N = double(s_.num_nodes);
+      const double E = double(setup_.num_elements), N = double(setup_.num_nodes);
       // Element kernel DRAM-minimum bytes: connectivity, G, V, u (once per node), damage
       // history, and the forces written (gather) -- see PERF_NOTES.md.
       const double elem_bytes = E * (32.0 + 10.0 * w + (Damage ? 2.0 * w : 0.0)) + N * 3.0 * w +
                                 (Asm == Assembly::Gather ? E * 12.0 * w : N * 3.0 * w);
-      const double node_bytes = (Asm == Assembly::Gather ? (N + 1) * 4.0 + double(s_.slot_index.size()) * 4.0 + E * 12.0 * w
+      const double node_bytes = (Asm == Assembly::Gather ? (N + 1) * 4.0 + double(setup_.slot_index.size()) * 4.0 + E * 12.0 * w
                                                          : N * 6.0 * w) +
                                 N * (10.0 * w + 1.0);
       const double me = median(te), mn = median(tn), mb = median(tb);
@@ -440,10 +440,10 @@ class TledCuda final : public TledSimulationBase {
   cuda::DeviceBuffer<uint8_t> mask_, force_free_, presc_mask_;
   cuda::DeviceBuffer<long long> step_ctr_;
   cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_;
-  TextureObject tex_[2];
-  ElementArgs<T> ea_{};
-  NodeArgs<T> na_{};
-  BoundaryArgs<T> ba_{};
+  TextureObject u_texture_[2];
+  ElementArgs<T> element_args_{};
+  NodeArgs<T> node_args_{};
+  BoundaryArgs<T> boundary_args_{};
 };
 
 template <class T, bool Texture>

@@ -35,12 +35,12 @@ std::string to_string(PhaseArray a);
 class TledSimulationBase : public MeshSimulation {
  public:
   TledSimulationBase(TledSetup setup, Backend backend, Precision precision)
-      : MeshSimulation(mesh::CellType::Hexahedron), s_(std::move(setup)), backend_(backend), precision_(precision) {
-    bind_mesh(s_.nodes, s_.connectivity, s_.fixed_any);
+      : MeshSimulation(mesh::CellType::Hexahedron), setup_(std::move(setup)), backend_(backend), precision_(precision) {
+    bind_mesh(setup_.nodes, setup_.connectivity, setup_.fixed_any);
   }
 
-  double dt() const override { return s_.dt; }
-  WorkCounts work_per_step() const override { return tled_work_per_step(s_, precision_); }
+  double dt() const override { return setup_.dt; }
+  WorkCounts work_per_step() const override { return tled_work_per_step(setup_, precision_); }
   ValidityCounts validity() const override { return counts_; }
   nlohmann::json details() const override;
   // Times each kernel on the current state without changing it (CUDA; null on the CPU). A
@@ -48,7 +48,7 @@ class TledSimulationBase : public MeshSimulation {
   // whoever wants it once the timed run is over (the strbac2015 driver).
   virtual nlohmann::json kernel_profile() { return nullptr; }
 
-  const TledSetup& setup() const { return s_; }
+  const TledSetup& setup() const { return setup_; }
   int64_t steps_done() const { return step_; }
 
   // Single kernel phases (see Phase): get/set an array, run one phase on the arrays as they are.
@@ -70,7 +70,7 @@ class TledSimulationBase : public MeshSimulation {
   // Backend-specific facts added to details().
   virtual void add_details(nlohmann::json& j) const { (void)j; }
 
-  TledSetup s_;
+  TledSetup setup_;
   Backend backend_;
   Precision precision_;
   int64_t step_ = 0;  // steps completed; the state is at t = step_ * dt
