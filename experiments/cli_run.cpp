@@ -75,7 +75,11 @@ void add_list_command(CLI::App& app) {
       j["cuda"]["reason"] = gpu.reason;
     j["experiments"] = nlohmann::json::array();
     for (const auto& e : experiments().entries())
-      j["experiments"].push_back({{"name", e.name}, {"title", e.title}, {"parts", e.parts}});
+    {
+      nlohmann::json options = nlohmann::json::object();
+      for (const auto& o : e.options) options[o.key] = o.help;
+      j["experiments"].push_back({{"name", e.name}, {"title", e.title}, {"parts", e.parts}, {"options", options}});
+    }
     j["scenarios"] = nlohmann::json::array();
     for (const auto& s : builtin_scenarios()) j["scenarios"].push_back(s.name);
     j["build"] = build_json();
@@ -96,6 +100,11 @@ void add_list_command(CLI::App& app) {
       if (!e.parts.empty()) {
         std::cout << " (parts:";
         for (const auto& p : e.parts) std::cout << " " << p;
+        std::cout << ")";
+      }
+      if (!e.options.empty()) {
+        std::cout << " (options:";
+        for (const auto& o : e.options) std::cout << " " << o.key;
         std::cout << ")";
       }
     }
@@ -300,6 +309,11 @@ void add_reproduce_command(CLI::App& app) {
                   "Only these parts of one experiment (comma-separated; `elastobench list` names them); the "
                   "experiment's other files in OUT are kept")
       ->delimiter(',');
+  auto options = std::make_shared<std::vector<std::string>>();
+  std::string option_help = "An option of one experiment, KEY=VALUE (repeatable):";
+  for (const auto& e : experiments().entries())
+    for (const auto& o : e.options) option_help += "\n  " + e.name + ": " + o.key + " - " + o.help;
+  cmd->add_option("--option", *options, option_help);
   cmd->callback([=] {
     std::vector<const Experiment*> todo;
     if (*name == "all") {
@@ -317,6 +331,27 @@ void add_reproduce_command(CLI::App& app) {
       for (const auto& p : *parts)
         if (std::find(e.parts.begin(), e.parts.end(), p) == e.parts.end())
           throw InputError("--parts: experiment '" + e.name + "' has no part '" + p + "' (parts: " + known + ")");
+    }
+    std::map<std::string, std::string> experiment_options;
+    if (!options->empty()) {
+      if (todo.size() != 1) throw InputError("--option: name one experiment, not `all`");
+      const Experiment& e = *todo.front();
+      std::string known;
+      for (const auto& o : e.options) known += (known.empty() ? "" : ", ") + o.key;
+      for (const auto& kv : *options) {
+        const auto eq = kv.find('=');
+        const std::string key = kv.substr(0, eq);
+        if (eq == std::string::npos || key.empty())
+          throw InputError("--option: '" + kv + "' is not KEY=VALUE");
+        const auto declared =
+            std::find_if(e.options.begin(), e.options.end(), [&](const ExperimentOption& o) { return o.key == key; });
+        if (declared == e.options.end())
+          throw InputError("--option: experiment '" + e.name + "' has no option '" + key + "'" +
+                           (known.empty() ? std::string(" (it has none)") : " (options: " + known + ")"));
+        if (declared->check) declared->check(kv.substr(eq + 1));
+        if (!experiment_options.emplace(key, kv.substr(eq + 1)).second)
+          throw InputError("--option: '" + key + "' given twice");
+      }
     }
     const std::filesystem::path out_dir(*out);
     // manifest.json is written when an experiment has finished: a whole rerun into an earlier
@@ -339,6 +374,7 @@ void add_reproduce_command(CLI::App& app) {
       ctx.data_dir = data_dir->empty() ? mesh::default_data_dir() : std::filesystem::path(*data_dir);
       ctx.quiet = *quiet;
       ctx.parts = *parts;
+      ctx.options = experiment_options;
       std::filesystem::create_directories(ctx.out_dir);
       if (!*quiet) std::cerr << "== reproduce " << e->name << " (" << e->title << ")" << (*quick ? " [quick]" : "") << "\n";
       Stopwatch clock;

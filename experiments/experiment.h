@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,21 @@ struct ExperimentContext {
   bool wants(const std::string& part) const {
     return parts.empty() || std::find(parts.begin(), parts.end(), part) != parts.end();
   }
+  // The experiment's own options (`reproduce NAME --option KEY=VALUE`), keys among those it
+  // declares (Experiment::options); the experiment validates the values.
+  std::map<std::string, std::string> options;
+  const std::string* option(const std::string& key) const {
+    const auto it = options.find(key);
+    return it == options.end() ? nullptr : &it->second;
+  }
+};
+
+// An option an experiment declares: `elastobench list` and `reproduce --help` show it, and
+// `reproduce` checks its value before anything runs or is written.
+struct ExperimentOption {
+  std::string key;
+  std::string help;  // the values it takes and what it changes
+  std::function<void(const std::string& value)> check = {};  // throws InputError naming the option
 };
 
 struct Experiment {
@@ -34,6 +50,7 @@ struct Experiment {
   // Named parts that `reproduce --parts` may select (each one its own tables/figures and files);
   // empty when the experiment runs only as a whole.
   std::vector<std::string> parts = {};
+  std::vector<ExperimentOption> options = {};
 };
 
 class ExperimentRegistry {

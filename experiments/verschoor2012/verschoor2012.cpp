@@ -9,12 +9,12 @@
 //   cpu_triad.csv    the CPU's STREAM triad at 1..N threads, measured in this run
 //   meta.json        parameters, ceilings, conventions and the parts run
 //   runs/<label>/summary.json for every run
-// Parts: performance, iterations. EB_VERSCHOOR_SIZES=bunny:64,dragon:128 runs only those sizes in the
-// performance part, EB_VERSCHOOR_CPU=0 leaves its CPU rows out (device calls of limited length). No number from an invalid run is tabulated (the row keeps what
-// identifies it and "invalid: <reason>"). analysis/verschoor2012.py draws the figures.
+// Parts: performance, iterations. Options (`reproduce verschoor2012 --option KEY=VALUE`, for device
+// calls of limited length): sizes=bunny:64,dragon:128 runs only those sizes in the performance
+// part; cpu=off leaves its CPU rows out. No number from an invalid run is tabulated (the row keeps
+// what identifies it and "invalid: <reason>"). analysis/verschoor2012.py draws the figures.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -221,22 +221,51 @@ struct Size {
   int N;
 };
 
-void performance(const ExperimentContext& ctx, bool gpu, const Ceilings& ceilings, nlohmann::json& meta) {
+// The experiment's options (register_experiment_verschoor2012 declares them), validated before
+// any run.
+struct PerformanceOptions {
+  std::vector<Size> sizes;  // empty: the sizes of the mode (quick or full)
+  bool cpu_rows = true;
+};
+
+std::vector<Size> parse_sizes(const std::string& list) {
   std::vector<Size> sizes;
-  if (const char* env = std::getenv("EB_VERSCHOOR_SIZES"); env && *env) {
-    // "bunny:64,dragon:128": a subset, for device calls that cannot run every size at once.
-    std::stringstream list(env);
-    std::string item;
-    while (std::getline(list, item, ',')) {
-      const auto colon = item.find(':');
-      const auto it = std::find_if(kModels.begin(), kModels.end(), [&](const Model& m) { return m.name == item.substr(0, colon); });
-      if (colon == std::string::npos || it == kModels.end())
-        throw InputError("EB_VERSCHOOR_SIZES: '" + item + "' is not MODEL:N with MODEL bunny or dragon");
-      sizes.push_back({&*it, std::stoi(item.substr(colon + 1))});
-    }
-  } else if (ctx.quick) {
+  std::stringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto colon = item.find(':');
+    const std::string name = item.substr(0, colon);
+    const auto it = std::find_if(kModels.begin(), kModels.end(), [&](const Model& m) { return m.name == name; });
+    const std::string n = colon == std::string::npos ? "" : item.substr(colon + 1);
+    const bool digits =
+        !n.empty() && n.size() <= 4 && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (it == kModels.end() || !digits || std::stoi(n) < 2)
+      throw InputError("verschoor2012 option sizes: '" + item +
+                       "' is not MODEL:N with MODEL bunny or dragon and N an integer from 2 to 9999");
+    sizes.push_back({&*it, std::stoi(n)});
+  }
+  if (sizes.empty()) throw InputError("verschoor2012 option sizes: no size given (e.g. sizes=bunny:64,dragon:128)");
+  return sizes;
+}
+
+bool parse_cpu(const std::string& value) {
+  if (value != "on" && value != "off") throw InputError("verschoor2012 option cpu: '" + value + "' is not on or off");
+  return value == "on";
+}
+
+PerformanceOptions performance_options(const ExperimentContext& ctx) {
+  PerformanceOptions o;
+  if (const std::string* list = ctx.option("sizes")) o.sizes = parse_sizes(*list);
+  if (const std::string* cpu = ctx.option("cpu")) o.cpu_rows = parse_cpu(*cpu);
+  return o;
+}
+
+void performance(const ExperimentContext& ctx, const PerformanceOptions& options, bool gpu, const Ceilings& ceilings,
+                 nlohmann::json& meta) {
+  std::vector<Size> sizes = options.sizes;  // empty unless the sizes option names a subset
+  if (sizes.empty() && ctx.quick) {
     for (int N : {8, 16, 24}) sizes.push_back({&kModels[0], N});
-  } else {
+  } else if (sizes.empty()) {
     // ~600 to ~1.1M tetrahedra (merged: 627K at bunny N = 128).
     for (int N : {8, 16, 32, 64, 128, 192}) sizes.push_back({&kModels[0], N});
     for (int N : {32, 64, 128, 256}) sizes.push_back({&kModels[1], N});
@@ -245,9 +274,8 @@ void performance(const ExperimentContext& ctx, bool gpu, const Ceilings& ceiling
   CsvTable perf(kPerfColumns);
   nlohmann::json spmv = nlohmann::json::object();
   const int warmup = 3, timed = ctx.quick ? 5 : 10;
-  // EB_VERSCHOOR_CPU=0: GPU rows only (a device call that has no time for the CPU rows).
-  const char* cpu_env = std::getenv("EB_VERSCHOOR_CPU");
-  const bool cpu_rows = !(cpu_env && std::string(cpu_env) == "0");
+  // cpu=off: GPU rows only (a device call that has no time for the CPU rows).
+  const bool cpu_rows = options.cpu_rows;
   meta["performance_cpu_rows"] = cpu_rows;
   for (const Size& sz : sizes) {
     const Model& m = *sz.model;
@@ -344,8 +372,10 @@ void run_verschoor2012(const ExperimentContext& ctx) {
   const fs::path meta_path = ctx.out_dir / "meta.json";
   nlohmann::json meta =
       (!ctx.parts.empty() && fs::exists(meta_path)) ? read_json_file(meta_path) : nlohmann::json::object();
+  const PerformanceOptions options = performance_options(ctx);  // refuses a bad option before any run
   meta["paper"] = "Verschoor & Jalba 2012, elastically deformable models with FEM on the GPU (CUDA)";
   meta["quick"] = ctx.quick;
+  meta["options"] = ctx.options;
   meta["machine"] = machine_info(0);
   meta["material"] = {{"E", 5e5}, {"nu", 0.2}, {"rho", 1000}, {"dt", 1e-3}, {"model_size_m", kModelSize}};
   meta["load_note"] =
@@ -370,7 +400,7 @@ void run_verschoor2012(const ExperimentContext& ctx) {
     meta["bandwidth_convention"] =
         "update_gbps, spmv_gbps and step_gbps count compulsory bytes (each array once per kernel: "
         "solvers/bcsr_pcg/PERF_NOTES.md), set against the STREAM triad of the row's backend measured in this run";
-    performance(ctx, gpu, ceilings, meta);
+    performance(ctx, options, gpu, ceilings, meta);
     write_json_atomic(meta_path, meta);
   }
   if (ctx.wants("iterations")) {
@@ -386,7 +416,11 @@ void register_experiment_verschoor2012(ExperimentRegistry& r) {
   r.add({"verschoor2012",
          "Verschoor & Jalba 2012: co-rotational FEM with a gather-updated BCSR matrix and Jacobi-PCG (Figs. 3-4)",
          run_verschoor2012,
-         {"performance", "iterations"}});
+         {"performance", "iterations"},
+         {{"sizes", "MODEL:N,... (MODEL bunny or dragon): only these sizes in the performance part",
+           [](const std::string& v) { parse_sizes(v); }},
+          {"cpu", "on (default) or off: off leaves the performance part's CPU rows out",
+           [](const std::string& v) { parse_cpu(v); }}}});
 }
 
 }  // namespace eb

@@ -19,16 +19,16 @@ using linalg::Offset;
 template <class T>
 class BcsrRef final : public linalg::LinearOperator<T> {
  public:
-  BcsrRef(const linalg::BcsrMatrix<T>& m, const linalg::BlockGatherPlan& p) : m_(m), p_(p) {}
-  linalg::Index rows() const override { return 3 * m_.block_rows; }
+  BcsrRef(const linalg::BcsrMatrix<T>& m, const linalg::BlockGatherPlan& p) : matrix_(m), plan_(p) {}
+  linalg::Index rows() const override { return 3 * matrix_.block_rows; }
   linalg::Location location() const override { return linalg::Location::Host; }
-  void apply(const T* x, T* y, linalg::StreamHandle) const override { linalg::spmv(m_, x, y); }
-  void diagonal(T* d, linalg::StreamHandle) const override { linalg::block_diagonal(p_, m_, d); }
+  void apply(const T* x, T* y, linalg::StreamHandle) const override { linalg::spmv(matrix_, x, y); }
+  void diagonal(T* d, linalg::StreamHandle) const override { linalg::block_diagonal(plan_, matrix_, d); }
   std::string name() const override { return "bcsr-pcg global matrix"; }
 
  private:
-  const linalg::BcsrMatrix<T>& m_;
-  const linalg::BlockGatherPlan& p_;
+  const linalg::BcsrMatrix<T>& matrix_;
+  const linalg::BlockGatherPlan& plan_;
 };
 
 template <class T>
@@ -42,10 +42,10 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
   BcsrPcgCpu(BcsrPcgSetup setup, Precision p, int threads)
       : BcsrPcgSimulation(std::move(setup), Backend::Cpu, p), threads_(threads) {
     omp_set_num_threads(threads_);
-    const size_t E = size_t(s_.num_elements), n = 3 * size_t(s_.num_nodes);
-    Dm_inv_ = to_t<T>(s_.Dm_inv);
-    Dm_ = to_t<T>(s_.Dm);
-    vol_ = to_t<T>(s_.volume);
+    const size_t E = size_t(setup_.num_elements), n = 3 * size_t(setup_.num_nodes);
+    Dm_inv_ = to_t<T>(setup_.Dm_inv);
+    Dm_ = to_t<T>(setup_.Dm);
+    volume_ = to_t<T>(setup_.volume);
     u_.assign(n, T(0));
     v_.assign(n, T(0));
     sol_.assign(n, T(0));
@@ -53,20 +53,20 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
     R_.assign(9 * E, T(0));
     local_.assign(144 * E, T(0));
     local_rhs_.assign(12 * E, T(0));
-    K_ = linalg::pattern_matrix<T>(s_.plan);
-    lame_ = {T(s_.lambda), T(s_.mu)};
-    op_ = std::make_unique<BcsrRef<T>>(K_, s_.plan);
+    K_ = linalg::pattern_matrix<T>(setup_.plan);
+    lame_ = {T(setup_.lambda), T(setup_.mu)};
+    matrix_operator_ = std::make_unique<BcsrRef<T>>(K_, setup_.plan);
     layout_entries_ = double(K_.val.size());
-    index_entries_ = double(s_.plan.contrib.size());
-    index_bytes_ = double(s_.plan.contrib.size()) * sizeof(s_.plan.contrib[0]) +
-                   double(s_.plan.contrib_ptr.size()) * sizeof(s_.plan.contrib_ptr[0]);
+    index_entries_ = double(setup_.plan.contrib.size());
+    index_bytes_ = double(setup_.plan.contrib.size()) * sizeof(setup_.plan.contrib[0]) +
+                   double(setup_.plan.contrib_ptr.size()) * sizeof(setup_.plan.contrib_ptr[0]);
     spmv_bytes_ = double(linalg::storage_bytes(K_)) + 2.0 * double(n) * sizeof(T);
     // The solvers read the diagonal when they are made (every Solve refreshes it): the identity's
     // diagonal until a step has filled the matrix.
-    for (Offset b : s_.plan.diag_block)
+    for (Offset b : setup_.plan.diag_block)
       for (int i = 0; i < 3; ++i) K_.val[size_t(9 * b + 4 * i)] = T(1);
-    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*op_, cg_options(s_.options, false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*op_, cg_options(s_.options, true));
+    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, cg_options(setup_.options, false));
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, cg_options(setup_.options, true));
     spmv_out_.assign(n, T(0));
   }
 
@@ -75,14 +75,14 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
     std::vector<double> ms;
     for (int k = 0; k < repeats; ++k) {
       Stopwatch w;
-      op_->apply(sol_.data(), spmv_out_.data());
+      matrix_operator_->apply(sol_.data(), spmv_out_.data());
       ms.push_back(w.elapsed_ms());
     }
     std::sort(ms.begin(), ms.end());
     return ms.empty() ? 0.0 : ms[ms.size() / 2];
   }
 
-  void set_coefficients(const ElementCoefficients<double>& k) override { k_ = cast_coefficients<T>(k); }
+  void set_coefficients(const ElementCoefficients<double>& k) override { coefficients_ = cast_coefficients<T>(k); }
 
   void use_static_solver(bool on) override { static_ = on; }
 
@@ -127,8 +127,7 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
     if (!state_checked()) {  // the state copied out is checked too (see validity())
       omp_set_num_threads(threads_);
-      const Checks c = rotate();
-      record_state_checks(c.inverted, c.first_inverted, c.min_det, c.first_nonfinite);
+      record_state_checks(rotate());
     }
     u.assign(u_.begin(), u_.end());
     v.assign(v_.begin(), v_.end());
@@ -151,18 +150,14 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
 
   void element_nodes(int64_t e, const std::vector<T>& f, T out[4][3]) const {
     for (int a = 0; a < 4; ++a) {
-      const size_t n = size_t(s_.connectivity[size_t(4 * e + a)]);
+      const size_t n = size_t(setup_.connectivity[size_t(4 * e + a)]);
       for (int i = 0; i < 3; ++i) out[a][i] = f[3 * n + size_t(i)];
     }
   }
 
   // R of every element from u, and the element checks of that state.
-  struct Checks {
-    int64_t inverted = 0, first_inverted = -1, first_nonfinite = -1;
-    double min_det = std::numeric_limits<double>::infinity();
-  };
-  Checks rotate() {
-    const int64_t E = s_.num_elements;
+  ElementChecks rotate() {
+    const int64_t E = setup_.num_elements;
     int64_t inverted = 0, first_inverted = std::numeric_limits<int64_t>::max();
     int64_t first_nonfinite = std::numeric_limits<int64_t>::max();
     double min_det = std::numeric_limits<double>::infinity();
@@ -182,20 +177,17 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
         first_inverted = std::min(first_inverted, e);
       }
     }
-    Checks c;
+    ElementChecks c;
     c.inverted = inverted;
     c.first_inverted = inverted ? first_inverted : -1;
     c.first_nonfinite = first_nonfinite == std::numeric_limits<int64_t>::max() ? -1 : first_nonfinite;
-    c.min_det = min_det;
+    c.min_det_f = min_det;
     return c;
   }
-  void rotation() {
-    const Checks c = rotate();
-    record_checks(c.inverted, c.first_inverted, c.min_det, c.first_nonfinite);
-  }
+  void rotation() { record_checks(rotate()); }
 
   void matrix() {
-    const int64_t E = s_.num_elements;
+    const int64_t E = setup_.num_elements;
 #pragma omp parallel for schedule(static)
     for (int64_t e = 0; e < E; ++e) {
       T u[4][3], v[4][3];
@@ -206,36 +198,36 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
         for (int i = 0; i < 3; ++i)
           for (int j = 0; j < 3; ++j) A[(3 * a + i) * 12 + 3 * bn + j] = vals[3 * i + j];
       };
-      element_system(&R_[size_t(9 * e)], &Dm_[size_t(9 * e)], &Dm_inv_[size_t(9 * e)], vol_[size_t(e)], lame_, k_, u,
+      element_system(&R_[size_t(9 * e)], &Dm_[size_t(9 * e)], &Dm_inv_[size_t(9 * e)], volume_[size_t(e)], lame_, coefficients_, u,
                      v, put_block, &local_rhs_[size_t(12 * e)], 1);
     }
   }
 
   void update() {
-    if (s_.update == Update::Gather)
-      linalg::gather_matrix(s_.plan, local_.data(), K_);
+    if (setup_.update == Update::Gather)
+      linalg::gather_matrix(setup_.plan, local_.data(), K_);
     else
-      linalg::scatter_matrix(s_.plan, local_.data(), K_);
-    linalg::gather_vector(s_.plan, local_rhs_.data(), rhs_.data());
+      linalg::scatter_matrix(setup_.plan, local_.data(), K_);
+    linalg::gather_vector(setup_.plan, local_rhs_.data(), rhs_.data());
     // Point and surface loads: rhs += c_f x factor x F on the free components.
-    for (const NodeLoad& l : s_.loads) {
+    for (const NodeLoad& l : setup_.loads) {
       const double f = load_scale_ * load_factors_[size_t(l.curve)];
       for (int d = 0; d < 3; ++d)
-        if (!(s_.constrained[size_t(l.node)] >> d & 1)) rhs_[3 * size_t(l.node) + size_t(d)] += T(f * l.force[d]);
+        if (!(setup_.constrained[size_t(l.node)] >> d & 1)) rhs_[3 * size_t(l.node) + size_t(d)] += T(f * l.force[d]);
     }
   }
 
   linalg::CgResult solve() {
     linalg::CgSolver<T>& cg = solver();
     cg.refresh_preconditioner();
-    if (!static_ && !s_.options.warm_start) std::fill(sol_.begin(), sol_.end(), T(0));
+    if (!static_ && !setup_.options.warm_start) std::fill(sol_.begin(), sol_.end(), T(0));
     return cg.solve(rhs_.data(), sol_.data());
   }
 
   linalg::CgSolver<T>& solver() { return static_ ? *cg_static_ : *cg_dynamic_; }
 
   void integrate(bool dynamic) {
-    const T dt = T(s_.dt);
+    const T dt = T(setup_.dt);
     const size_t n = u_.size();
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; ++i) {
@@ -252,11 +244,11 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
 
   int threads_;
   bool static_ = false;
-  std::vector<T> Dm_inv_, Dm_, vol_, u_, v_, sol_, rhs_, R_, local_, local_rhs_, spmv_out_;
+  std::vector<T> Dm_inv_, Dm_, volume_, u_, v_, sol_, rhs_, R_, local_, local_rhs_, spmv_out_;
   linalg::BcsrMatrix<T> K_;
   tet::Lame<T> lame_{};
-  ElementCoefficients<T> k_{};
-  std::unique_ptr<linalg::LinearOperator<T>> op_;
+  ElementCoefficients<T> coefficients_{};
+  std::unique_ptr<linalg::LinearOperator<T>> matrix_operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
 };
 

@@ -1,24 +1,17 @@
-// bcsr-pcg on CUDA: the phases of bcsr_pcg_simulation.h as kernels on one stream, element arrays
-// entry-major (value k of element e at k * E + e: one thread per element reads and writes them
-// coalesced) except the local matrices, which are block-major (element_gather.h: a 3x3 block's
-// 9 values contiguous, so that the gather's loads of a contribution touch 2-3 sectors, not 9;
-// k_matrix stores them through shared memory, still coalesced) and the local right-hand sides,
-// which are element-major as on the CPU (a node's contribution, 3 values, in one sector for the
-// node-wise gather), the global matrix in the sliced
-// BCSR layout of solvers/linalg (Verschoor & Jalba's Fig. 2c), updated in place by the gather of
-// Fig. 2d, solved by the shared Jacobi-PCG. In fixed iteration mode a whole step (with the CG's
-// start and its iterations) is one CUDA graph.
-#include <cub/block/block_reduce.cuh>
-
+// bcsr-pcg on CUDA, the driver: the backend class (buffers, the phases' launches on one stream,
+// the CUDA graph of a step), the device-memory plan and the factories. The kernels, with the
+// layouts of the arrays they read and write, are in bcsr_pcg_kernels.cuh. The global matrix is
+// solved by the shared Jacobi-PCG; in fixed iteration mode a whole step (with the CG's start and
+// its iterations) is one CUDA graph.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
 
 #include "meshes/errors.h"
+#include "solvers/bcsr_pcg/bcsr_pcg_kernels.cuh"
 #include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/device_checks.cuh"
 #include "solvers/linalg/cg_algorithm.h"
 #include "solvers/linalg/device_formats.cuh"
 
@@ -26,261 +19,27 @@ namespace eb::bcsr_pcg {
 namespace {
 
 using linalg::Offset;
-constexpr int kElementThreads = 128;
-constexpr int kVectorThreads = 256;
-constexpr int kSliceEntries = 9 * linalg::SlicedBcsr<double>::kSliceRows;  // 288 values per step
-constexpr int kWarpBlockEntries = 9 * 32;  // one 3x3 block of a warp's 32 elements (k_matrix)
-
-// Element checks of a batch of steps. Keys order (step, element) so that atomicMin keeps the
-// earliest step and, within it, the lowest element; det F is kept as an order-preserving key.
-struct DeviceChecks {
-  unsigned long long inverted;         // element-steps with det F <= 0
-  unsigned long long first_inverted;   // step << 32 | element
-  unsigned long long first_nonfinite;
-  unsigned long long nonfinite_steps;
-  unsigned long long last_nonfinite_step;
-  unsigned long long min_det_key;
-};
-
-__host__ __device__ inline unsigned long long det_key(double x) {
-#if defined(__CUDA_ARCH__)
-  const long long b = __double_as_longlong(x);
-#else
-  long long b;
-  std::memcpy(&b, &x, sizeof b);
-#endif
-  return b >= 0 ? static_cast<unsigned long long>(b) ^ 0x8000000000000000ull : ~static_cast<unsigned long long>(b);
-}
-inline double det_from_key(unsigned long long k) {
-  const unsigned long long b = (k & 0x8000000000000000ull) ? k ^ 0x8000000000000000ull : ~k;
-  double x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-
-struct MinKey {
-  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a < b ? a : b; }
-};
-
-struct StepState {
-  long long step;  // steps completed on the device (the state's index)
-};
-
-template <class T>
-__device__ void load_nodes(const int32_t* conn, int64_t E, int64_t e, const T* f, T out[4][3]) {
-  for (int a = 0; a < 4; ++a) {
-    const int64_t n = conn[a * E + e];
-    for (int i = 0; i < 3; ++i) out[a][i] = f[3 * n + i];
-  }
-}
-
-template <class T>
-__global__ void __launch_bounds__(kElementThreads)
-    k_rotation(int64_t E, const int32_t* conn, const T* Dm_inv, const T* u, T* R, DeviceChecks* checks,
-               const StepState* state) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned inverted = 0;
-  unsigned long long first_inv = ~0ull, first_nf = ~0ull, det = ~0ull;
-  // The state's own step number (fix, see BcsrPcgSimulation::advance: it was state->step + 1).
-  const unsigned long long s = static_cast<unsigned long long>(state->step);
-  if (e < E) {
-    T dinv[9], uu[4][3], r[9], det_f;
-    for (int k = 0; k < 9; ++k) dinv[k] = Dm_inv[k * E + e];
-    load_nodes(conn, E, e, u, uu);
-    const tet::TetStatus st = element_rotation(dinv, uu, r, det_f);
-    for (int k = 0; k < 9; ++k) R[k * E + e] = r[k];
-    if (st == tet::TetStatus::kNonFinite || !isfinite(double(det_f))) {
-      first_nf = s << 32 | static_cast<unsigned long long>(e);
-    } else {
-      det = det_key(double(det_f));
-      if (det_f <= T(0)) {
-        inverted = 1;
-        first_inv = s << 32 | static_cast<unsigned long long>(e);
-      }
-    }
-  }
-  using ReduceU = cub::BlockReduce<unsigned, kElementThreads>;
-  using ReduceL = cub::BlockReduce<unsigned long long, kElementThreads>;
-  __shared__ typename ReduceU::TempStorage tu;
-  __shared__ typename ReduceL::TempStorage tl;
-  const unsigned n_inv = ReduceU(tu).Sum(inverted);
-  const unsigned long long b_inv = ReduceL(tl).Reduce(first_inv, MinKey());
-  __syncthreads();
-  const unsigned long long b_nf = ReduceL(tl).Reduce(first_nf, MinKey());
-  __syncthreads();
-  const unsigned long long b_det = ReduceL(tl).Reduce(det, MinKey());
-  if (threadIdx.x == 0) {
-    if (n_inv) {
-      atomicAdd(&checks->inverted, static_cast<unsigned long long>(n_inv));
-      atomicMin(&checks->first_inverted, b_inv);
-    }
-    if (b_nf != ~0ull) {
-      atomicMin(&checks->first_nonfinite, b_nf);
-      if (atomicMax(&checks->last_nonfinite_step, s) < s) atomicAdd(&checks->nonfinite_steps, 1ull);
-    }
-    if (b_det != ~0ull) atomicMin(&checks->min_det_key, b_det);
-  }
-}
-
-template <class T>
-struct MatrixParams {
-  int64_t E;
-  const int32_t* conn;
-  const T *R, *Dm, *Dm_inv, *vol, *u, *v;
-  tet::Lame<T> lame;
-  ElementCoefficients<T> k;
-  T *A, *b;
-};
-
-// One thread per element, but each 3x3 block of the local matrices leaves a warp together: the
-// 32 elements' 9 values go through shared memory (row stride 9, odd: no bank conflicts) and out as
-// 9 coalesced stores of the warp's 288 contiguous block-major values. So every thread of a warp
-// must reach each put_block: a thread past E computes element E - 1 and writes nothing.
-template <class T>
-__global__ void __launch_bounds__(kElementThreads) k_matrix(MatrixParams<T> p) {
-  __shared__ T stage[kElementThreads / 32][kWarpBlockEntries];
-  const int64_t E = p.E;
-  const int64_t mine = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int lane = int(threadIdx.x % 32);
-  const int64_t e0 = mine - lane;  // the warp's first element
-  const int64_t e = mine < E ? mine : E - 1;
-  const int64_t stored = 9 * (E - e0 < 32 ? E - e0 : int64_t(32));  // values per block; <= 0 past E
-  T* const warp_stage = stage[threadIdx.x / 32];
-  auto put_block = [&](int a, int bn, const T* vals) {
-    for (int c = 0; c < 9; ++c) warp_stage[9 * lane + c] = vals[c];
-    __syncwarp();
-    T* const out = p.A + linalg::block_major_offset(E, e0, 4 * a + bn, 0);
-    for (int k = 0; k < 9; ++k)
-      if (const int q = 32 * k + lane; q < stored) out[q] = warp_stage[q];
-    __syncwarp();
-  };
-  T r[9], dm[9], dinv[9], uu[4][3], vv[4][3];
-  for (int k = 0; k < 9; ++k) {
-    r[k] = p.R[k * E + e];
-    dm[k] = p.Dm[k * E + e];
-    dinv[k] = p.Dm_inv[k * E + e];
-  }
-  load_nodes(p.conn, E, e, p.u, uu);
-  load_nodes(p.conn, E, e, p.v, vv);
-  // The element's 12 right-hand-side entries stay together (element-major, as on the CPU), so the
-  // node-wise gather reads a contribution's 3 values from one sector instead of 3.
-  element_system(r, dm, dinv, p.vol[e], p.lame, p.k, uu, vv, put_block, mine < E ? p.b + 12 * e : nullptr, 1);
-}
-
-// The gather of Fig. 2d, one index per block contribution (element_gather.h): one thread block per
-// step of the sliced layout, one thread per value of the step. Thread t serves lane t / 9 and
-// component t % 9, so a warp's loads of a sub-step are 4-5 lanes' contributions, 9 contiguous
-// block-major values each (2 sectors in fp32, 3 in fp64), instead of one value of 32 contributions
-// (a sector each); those lanes' indices and masks are broadcasts. The value stays at c * 32 + l of the step
-// (the sliced layout's order, which the SpMV reads); the block's stores fill whole sectors in L2.
-struct ComponentOffsets {
-  int32_t v[9];
-};
-
-template <class T>
-__global__ void __launch_bounds__(kSliceEntries)
-    k_gather(const Offset* sub_ptr, const int32_t* block, const uint16_t* keep, ComponentOffsets off, const T* local,
-             T* val) {
-  const int64_t step = blockIdx.x;
-  const int lane = threadIdx.x / 9, c = threadIdx.x % 9;
-  val[step * kSliceEntries + c * 32 + lane] =
-      linalg::sliced_gather_value(sub_ptr, block, keep, off.v, local, step, c, lane);
-}
-
-// The scatter comparison: one thread per element block adds its 9 values (atomics).
-template <class T>
-__global__ void __launch_bounds__(kElementThreads)
-    k_scatter(int64_t E, const Offset* position, const uint16_t* keep, const T* local, T* val) {
-  const int64_t id = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id >= 16 * E) return;
-  const int64_t e = id / 16;
-  const int ab = int(id % 16);
-  const Offset pos = position[id];  // step * 32 + lane
-  const Offset base = (pos / 32) * kSliceEntries + pos % 32;
-  const uint16_t kp = keep[id];
-  const T* const blk = local + linalg::block_major_offset(E, e, ab, 0);
-  for (int c = 0; c < 9; ++c)
-    if (kp >> c & 1) atomicAdd(&val[base + c * 32], blk[c]);
-}
-
-template <class T>
-__global__ void __launch_bounds__(kVectorThreads)
-    k_gather_rhs(int64_t N, const Offset* node_ptr, const int64_t* node_slot, const uint8_t* constrained,
-                 const T* local_rhs, T* rhs) {
-  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (n >= N) return;
-  T acc[3] = {T(0), T(0), T(0)};
-  // node_slot = 4 e + a: the element-major local_rhs holds node a of element e at 3 (4 e + a).
-  for (Offset k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
-    const int64_t slot = node_slot[k];
-    for (int i = 0; i < 3; ++i) acc[i] += local_rhs[3 * slot + i];
-  }
-  const uint8_t c = constrained[n];
-  for (int i = 0; i < 3; ++i) rhs[3 * n + i] = (c >> i & 1) ? T(0) : acc[i];
-}
-
-// Point and surface loads, one thread per loaded node (its entries in order: no atomics).
-template <class T>
-__global__ void k_loads(int nodes, const int32_t* load_node, const int* load_ptr, const int* load_curve,
-                        const double* load_force, const uint8_t* constrained, const double* factors, T* rhs) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= nodes) return;
-  const int64_t n = load_node[k];
-  for (int j = load_ptr[k]; j < load_ptr[k + 1]; ++j)
-    for (int d = 0; d < 3; ++d)
-      if (!(constrained[n] >> d & 1)) rhs[3 * n + d] += T(factors[load_curve[j]] * load_force[3 * j + d]);
-}
-
-// Graph mode: factor of every curve at the state's time, times dt (the c_f of the loads).
-__global__ void k_curve_factors(int curves, const CurveParams* c, const StepState* state, double dt,
-                                double* factors) {
-  const int k = threadIdx.x;
-  if (k < curves) factors[k] = dt * curve_factor(c[k], double(state->step) * dt);
-}
-
-template <class T>
-__global__ void __launch_bounds__(kVectorThreads) k_diagonal(int64_t n, const Offset* pos, const T* val, T* d) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) d[i] = val[pos[i]];
-}
-
-template <class T>
-__global__ void __launch_bounds__(kVectorThreads)
-    k_integrate(int64_t n, const T* sol, T* u, T* v, T dt, bool dynamic, StepState* state) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) {
-    const T s = sol[i];
-    if (dynamic) {
-      v[i] = s;
-      u[i] += dt * s;
-    } else {
-      u[i] += s;
-    }
-  }
-  if (dynamic && i == 0) state->step += 1;
-}
-
-unsigned blocks_for(int64_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+using namespace kernels;
 
 // The global matrix as the CG's operator on the device: the sliced SpMV of solvers/linalg, and
 // the diagonal read from the current values.
 template <class T>
 class SlicedOperator final : public linalg::LinearOperator<T> {
  public:
-  SlicedOperator(const linalg::DeviceBcsr<T>& m, const Offset* diag_pos) : m_(m), pos_(diag_pos) {}
-  linalg::Index rows() const override { return 3 * m_.block_rows; }
+  SlicedOperator(const linalg::DeviceBcsr<T>& m, const Offset* diag_pos) : matrix_(m), diag_position_(diag_pos) {}
+  linalg::Index rows() const override { return 3 * matrix_.block_rows; }
   linalg::Location location() const override { return linalg::Location::Device; }
-  void apply(const T* x, T* y, linalg::StreamHandle s) const override { linalg::spmv(m_, x, y, linalg::cuda_stream(s)); }
+  void apply(const T* x, T* y, linalg::StreamHandle s) const override { linalg::spmv(matrix_, x, y, linalg::cuda_stream(s)); }
   void diagonal(T* d, linalg::StreamHandle s) const override {
     const int64_t n = rows();
-    if (n) k_diagonal<T><<<blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, pos_, m_.val.data(), d);
+    if (n) k_diagonal<T><<<cuda::blocks_for(n, kVectorThreads), kVectorThreads, 0, linalg::cuda_stream(s)>>>(n, diag_position_, matrix_.val.data(), d);
     EB_CUDA_CHECK_LAUNCH();
   }
   std::string name() const override { return "bcsr-pcg global matrix (sliced BCSR)"; }
 
  private:
-  const linalg::DeviceBcsr<T>& m_;
-  const Offset* pos_;
+  const linalg::DeviceBcsr<T>& matrix_;
+  const Offset* diag_position_;
 };
 
 template <class T>
@@ -369,7 +128,7 @@ std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, int mul
     b += nodes * sizeof(int32_t) + (nodes + 1) * sizeof(int) + s.loads.size() * (sizeof(int) + 3 * sizeof(double));
   }
   b += s.curves.size() * (sizeof(CurveParams) + sizeof(double));
-  b += sizeof(StepState) + 2 * sizeof(DeviceChecks);
+  b += sizeof(StepState) + 2 * sizeof(cuda::DeviceElementChecks);
   for (bool stat : {false, true}) b += cg_engine_bytes<T>(n, cg_options(s.options, stat), multiprocessors);
   return b;
 }
@@ -392,7 +151,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
   ~BcsrPcgCuda() override { release(); }
 
-  void set_coefficients(const ElementCoefficients<double>& k) override { k_ = cast_coefficients<T>(k); }
+  void set_coefficients(const ElementCoefficients<double>& k) override { coefficients_ = cast_coefficients<T>(k); }
   void use_static_solver(bool on) override { static_ = on; }
 
   double rhs_norm() override {
@@ -404,7 +163,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   std::vector<double> get_array(PhaseArray a) override {
     sync();
-    const int64_t E = s_.num_elements;
+    const int64_t E = setup_.num_elements;
     switch (a) {
       case PhaseArray::u: return widen(u_.to_host());
       case PhaseArray::v: return widen(v_.to_host());
@@ -415,9 +174,9 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::local_rhs: return widen(local_rhs_.to_host());
       case PhaseArray::matrix: {
         const std::vector<T> val = K_.val.to_host();
-        std::vector<double> out(9 * size_t(s_.plan.blocks()));
-        for (Offset b = 0; b < s_.plan.blocks(); ++b) {
-          const Offset pos = gi_.block_position[size_t(b)];
+        std::vector<double> out(9 * size_t(setup_.plan.blocks()));
+        for (Offset b = 0; b < setup_.plan.blocks(); ++b) {
+          const Offset pos = gather_index_.block_position[size_t(b)];
           for (int c = 0; c < 9; ++c) out[size_t(9 * b + c)] = double(val[size_t((pos / 32) * kSliceEntries + c * 32 + pos % 32)]);
         }
         return out;
@@ -428,7 +187,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void set_array(PhaseArray a, const std::vector<double>& values) override {
     sync();
-    const int64_t E = s_.num_elements;
+    const int64_t E = setup_.num_elements;
     auto check = [&](size_t n) {
       if (values.size() != n)
         throw std::invalid_argument("bcsr-pcg: array " + to_string(a) + " has " + std::to_string(n) + " values, got " +
@@ -447,10 +206,10 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case PhaseArray::local: check(local_.size()); local_.upload(to_block_major<T>(values, E)); break;
       case PhaseArray::local_rhs: check(local_rhs_.size()); local_rhs_.upload(narrow(values)); break;
       case PhaseArray::matrix: {
-        check(9 * size_t(s_.plan.blocks()));
+        check(9 * size_t(setup_.plan.blocks()));
         std::vector<T> val = K_.val.to_host();
-        for (Offset b = 0; b < s_.plan.blocks(); ++b) {
-          const Offset pos = gi_.block_position[size_t(b)];
+        for (Offset b = 0; b < setup_.plan.blocks(); ++b) {
+          const Offset pos = gather_index_.block_position[size_t(b)];
           for (int c = 0; c < 9; ++c) val[size_t((pos / 32) * kSliceEntries + c * 32 + pos % 32)] = T(values[size_t(9 * b + c)]);
         }
         K_.val.upload(val);
@@ -472,7 +231,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       case Phase::Solve: {
         linalg::CgSolver<T>& cg = solver();
         cg.refresh_preconditioner();
-        if (!static_ && !s_.options.warm_start) zero_sol();
+        if (!static_ && !setup_.options.warm_start) zero_sol();
         r = cg.solve(rhs_.data(), sol_.data());  // on stream_, synchronized: the events span it
         break;
       }
@@ -497,19 +256,18 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
     if (!state_checked()) {  // the state copied out is checked too (see validity()), into its own counters
-      const DeviceChecks fresh{0, ~0ull, ~0ull, 0, 0, ~0ull};
+      const cuda::DeviceElementChecks fresh;
       state_checks_buf_.upload(&fresh, 1);
-      const int64_t E = s_.num_elements;
-      k_rotation<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
+      const int64_t E = setup_.num_elements;
+      k_rotation<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
           E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), state_checks_buf_.data(), state_.data());
       EB_CUDA_CHECK_LAUNCH();
       sync();
-      DeviceChecks c;
+      cuda::DeviceElementChecks c;
       state_checks_buf_.download(&c, 1);
-      record_state_checks(int64_t(c.inverted),
-                          c.first_inverted != ~0ull ? int64_t(c.first_inverted & 0xffffffffull) : -1,
-                          c.min_det_key != ~0ull ? det_from_key(c.min_det_key) : std::numeric_limits<double>::infinity(),
-                          c.first_nonfinite != ~0ull ? int64_t(c.first_nonfinite & 0xffffffffull) : -1);
+      ValidityCounts v;
+      cuda::copy_checks(c, v);
+      record_state_checks({v.inverted_element_steps, v.first_inverted_element, v.min_det_f, v.first_nonfinite_element});
     }
     sync();
     u = widen(u_.to_host());
@@ -528,7 +286,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     std::vector<double> ms;
     for (int k = 0; k < repeats; ++k) {
       EB_CUDA_CHECK(cudaEventRecord(a, stream_));
-      for (int j = 0; j < kSpmvBatch; ++j) op_->apply(sol_.data(), spmv_out_.data(), stream_);
+      for (int j = 0; j < kSpmvBatch; ++j) matrix_operator_->apply(sol_.data(), spmv_out_.data(), stream_);
       EB_CUDA_CHECK(cudaEventRecord(b, stream_));
       EB_CUDA_CHECK(cudaEventSynchronize(b));
       float t = 0;
@@ -567,7 +325,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
 
  private:
-  bool use_graph() const { return s_.options.graph && s_.options.cg_tolerance == 0; }
+  bool use_graph() const { return setup_.options.graph && setup_.options.cg_tolerance == 0; }
 
   static std::vector<double> widen(const std::vector<T>& v) { return std::vector<double>(v.begin(), v.end()); }
   static std::vector<T> narrow(const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); }
@@ -584,15 +342,15 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   }
 
   void build(HostLayout<T> layout) {
-    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    const int64_t E = setup_.num_elements, N = setup_.num_nodes;
     const size_t n = 3 * size_t(N);
     std::vector<int32_t> conn(4 * size_t(E));
     for (int64_t e = 0; e < E; ++e)
-      for (int a = 0; a < 4; ++a) conn[size_t(a * E + e)] = s_.connectivity[size_t(4 * e + a)];
+      for (int a = 0; a < 4; ++a) conn[size_t(a * E + e)] = setup_.connectivity[size_t(4 * e + a)];
     put(conn_, conn, "bcsr-pcg connectivity");
-    put(Dm_inv_, to_entry_major<T>(s_.Dm_inv, E, 9), "bcsr-pcg Dm^-1");
-    put(Dm_, to_entry_major<T>(s_.Dm, E, 9), "bcsr-pcg Dm");
-    put(vol_, std::vector<T>(s_.volume.begin(), s_.volume.end()), "bcsr-pcg volumes");
+    put(Dm_inv_, to_entry_major<T>(setup_.Dm_inv, E, 9), "bcsr-pcg Dm^-1");
+    put(Dm_, to_entry_major<T>(setup_.Dm, E, 9), "bcsr-pcg Dm");
+    put(volume_, std::vector<T>(setup_.volume.begin(), setup_.volume.end()), "bcsr-pcg volumes");
     for (auto* b : {&u_, &v_, &sol_, &rhs_, &spmv_out_}) {
       alloc(*b, n, "bcsr-pcg node vector");
       b->fill_zero();
@@ -602,42 +360,42 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     alloc(local_rhs_, 12 * size_t(E), "bcsr-pcg local right-hand sides");
     // The global matrix: the sliced layout of the plan's pattern, and the gather's index blocks.
     const linalg::SlicedBcsr<T> sliced = std::move(layout.sliced);
-    gi_ = std::move(layout.gi);
+    gather_index_ = std::move(layout.gi);
     K_ = linalg::upload(sliced);
     allocated_ += K_.perm.bytes() + K_.slice_ptr.bytes() + K_.col.bytes() + K_.val.bytes();
     steps_ = sliced.steps();
-    if (s_.update == Update::Gather) {
-      put(sub_ptr_, gi_.sub_ptr, "bcsr-pcg gather steps");
-      put(idx_, gi_.block, "bcsr-pcg gather indices");
-      put(gather_keep_, gi_.keep, "bcsr-pcg gather masks");
-      for (int c = 0; c < 9; ++c) component_offset_.v[c] = gi_.component_offset[size_t(c)];
+    if (setup_.update == Update::Gather) {
+      put(sub_ptr_, gather_index_.sub_ptr, "bcsr-pcg gather steps");
+      put(gather_block_, gather_index_.block, "bcsr-pcg gather indices");
+      put(gather_keep_, gather_index_.keep, "bcsr-pcg gather masks");
+      for (int c = 0; c < 9; ++c) component_offset_.v[c] = gather_index_.component_offset[size_t(c)];
     } else {
-      std::vector<Offset> pos(s_.plan.element_block.size());
+      std::vector<Offset> pos(setup_.plan.element_block.size());
       std::vector<uint16_t> keep(pos.size());
       for (size_t k = 0; k < pos.size(); ++k) {
-        pos[k] = gi_.block_position[size_t(s_.plan.element_block[k])];
-        keep[k] = s_.plan.keep[size_t(s_.plan.element_block[k])];
+        pos[k] = gather_index_.block_position[size_t(setup_.plan.element_block[k])];
+        keep[k] = setup_.plan.keep[size_t(setup_.plan.element_block[k])];
       }
       put(scatter_pos_, pos, "bcsr-pcg scatter positions");
       put(scatter_keep_, keep, "bcsr-pcg scatter masks");
     }
-    put(diag_pos_, gi_.diag_position, "bcsr-pcg diagonal positions");
-    put(node_ptr_, s_.plan.node_ptr, "bcsr-pcg node slots");
-    put(node_slot_, s_.plan.node_slot, "bcsr-pcg node slots");
-    put(constrained_, s_.constrained, "bcsr-pcg constraints");
+    put(diag_pos_, gather_index_.diag_position, "bcsr-pcg diagonal positions");
+    put(node_ptr_, setup_.plan.node_ptr, "bcsr-pcg node slots");
+    put(node_slot_, setup_.plan.node_slot, "bcsr-pcg node slots");
+    put(constrained_, setup_.constrained, "bcsr-pcg constraints");
     // Loads, grouped by node.
     std::vector<int32_t> lnode;
     std::vector<int> lptr{0}, lcurve;
     std::vector<double> lforce;
-    for (size_t k = 0; k < s_.loads.size(); ++k) {
-      if (lnode.empty() || lnode.back() != s_.loads[k].node) {
+    for (size_t k = 0; k < setup_.loads.size(); ++k) {
+      if (lnode.empty() || lnode.back() != setup_.loads[k].node) {
         if (!lnode.empty()) lptr.push_back(int(k));
-        lnode.push_back(s_.loads[k].node);
+        lnode.push_back(setup_.loads[k].node);
       }
-      lcurve.push_back(s_.loads[k].curve);
-      for (int d = 0; d < 3; ++d) lforce.push_back(s_.loads[k].force[d]);
+      lcurve.push_back(setup_.loads[k].curve);
+      for (int d = 0; d < 3; ++d) lforce.push_back(setup_.loads[k].force[d]);
     }
-    lptr.push_back(int(s_.loads.size()));
+    lptr.push_back(int(setup_.loads.size()));
     load_nodes_ = int(lnode.size());
     if (load_nodes_) {
       put(load_node_, lnode, "bcsr-pcg loads");
@@ -646,7 +404,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
       put(load_force_, lforce, "bcsr-pcg loads");
     }
     std::vector<CurveParams> curves;
-    for (const LoadCurve& c : s_.curves) curves.push_back(curve_params(c));
+    for (const LoadCurve& c : setup_.curves) curves.push_back(curve_params(c));
     if (!curves.empty()) {
       put(curves_, curves, "bcsr-pcg curves");
       alloc(factors_, curves.size(), "bcsr-pcg load factors");
@@ -656,21 +414,21 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     alloc(checks_, 1, "bcsr-pcg checks");
     alloc(state_checks_buf_, 1, "bcsr-pcg state checks");
     reset_checks();
-    lame_ = {T(s_.lambda), T(s_.mu)};
-    op_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
+    lame_ = {T(setup_.lambda), T(setup_.mu)};
+    matrix_operator_ = std::make_unique<SlicedOperator<T>>(K_, diag_pos_.data());
     layout_entries_ = double(steps_) * kSliceEntries;
-    index_entries_ = double(gi_.block.size());
-    index_bytes_ = gi_.index_bytes();
+    index_entries_ = double(gather_index_.block.size());
+    index_bytes_ = gather_index_.index_bytes();
     spmv_bytes_ = double(K_.val.bytes() + K_.col.bytes() + K_.perm.bytes() + K_.slice_ptr.bytes()) + 2.0 * double(n) * sizeof(T);
-    padded_ = gi_.padded_entries();
+    padded_ = gather_index_.padded_entries();
     // The host copies of the index blocks are no longer needed (block_position stays for get/set).
-    std::vector<int32_t>().swap(gi_.block);
-    std::vector<uint16_t>().swap(gi_.keep);
+    std::vector<int32_t>().swap(gather_index_.block);
+    std::vector<uint16_t>().swap(gather_index_.keep);
     // The solvers read the diagonal when they are made (and every step's Solve refreshes it): the
     // identity's diagonal until a step has filled the matrix.
     {
       std::vector<T> val(K_.val.size(), T(0));
-      for (Offset p : gi_.diag_position) val[size_t(p)] = T(1);
+      for (Offset p : gather_index_.diag_position) val[size_t(p)] = T(1);
       K_.val.upload(val);
     }
     make_solvers();
@@ -689,73 +447,63 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   void zero_sol() { EB_CUDA_CHECK(cudaMemsetAsync(sol_.data(), 0, sol_.bytes(), stream_)); }
 
   void reset_checks() {
-    DeviceChecks c{0, ~0ull, ~0ull, 0, 0, ~0ull};
+    const cuda::DeviceElementChecks c;
     checks_.upload(&c, 1);
   }
   void read_checks() {
     sync();
-    DeviceChecks c;
+    cuda::DeviceElementChecks c;
     checks_.download(&c, 1);
-    counts_.inverted_element_steps = int64_t(c.inverted);
-    if (c.first_inverted != ~0ull) {
-      counts_.first_inverted_step = int64_t(c.first_inverted >> 32);
-      counts_.first_inverted_element = int64_t(c.first_inverted & 0xffffffffull);
-    }
-    if (c.min_det_key != ~0ull) counts_.min_det_f = det_from_key(c.min_det_key);
-    counts_.nonfinite_steps = int64_t(c.nonfinite_steps);
-    if (c.first_nonfinite != ~0ull) {
-      counts_.first_nonfinite_step = int64_t(c.first_nonfinite >> 32);
-      counts_.first_nonfinite_element = int64_t(c.first_nonfinite & 0xffffffffull);
-    }
+    cuda::copy_checks(c, counts_);
   }
 
   // Non-graph mode: the host's load factors (set_load_time) for the Update.
   void upload_factors() {
-    if (s_.curves.empty()) return;
-    std::vector<double> f(s_.curves.size());
+    if (setup_.curves.empty()) return;
+    std::vector<double> f(setup_.curves.size());
     for (size_t c = 0; c < f.size(); ++c) f[c] = load_scale_ * load_factors_[c];
     sync();
     factors_.upload(f.data(), f.size());
   }
 
   void enqueue_rotation() {
-    const int64_t E = s_.num_elements;
-    k_rotation<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
+    const int64_t E = setup_.num_elements;
+    k_rotation<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(
         E, conn_.data(), Dm_inv_.data(), u_.data(), R_.data(), checks_.data(), state_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_matrix() {
-    const int64_t E = s_.num_elements;
-    MatrixParams<T> p{E, conn_.data(), R_.data(), Dm_.data(), Dm_inv_.data(), vol_.data(), u_.data(), v_.data(),
-                      lame_, k_, local_.data(), local_rhs_.data()};
-    k_matrix<T><<<blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(p);
+    const int64_t E = setup_.num_elements;
+    MatrixParams<T> p{E, conn_.data(), R_.data(), Dm_.data(), Dm_inv_.data(), volume_.data(), u_.data(), v_.data(),
+                      lame_, coefficients_, local_.data(), local_rhs_.data()};
+    k_matrix<T><<<cuda::blocks_for(E, kElementThreads), kElementThreads, 0, stream_>>>(p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_update() {
-    const int64_t E = s_.num_elements, N = s_.num_nodes;
-    if (s_.update == Update::Gather) {
-      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), idx_.data(), gather_keep_.data(),
+    const int64_t E = setup_.num_elements, N = setup_.num_nodes;
+    if (setup_.update == Update::Gather) {
+      if (steps_) k_gather<T><<<unsigned(steps_), kSliceEntries, 0, stream_>>>(sub_ptr_.data(), gather_block_.data(), gather_keep_.data(),
                                                                     component_offset_, local_.data(), K_.val.data());
     } else {
       EB_CUDA_CHECK(cudaMemsetAsync(K_.val.data(), 0, K_.val.bytes(), stream_));
-      k_scatter<T><<<blocks_for(16 * E, kElementThreads), kElementThreads, 0, stream_>>>(
+      k_scatter<T><<<cuda::blocks_for(16 * E, kElementThreads), kElementThreads, 0, stream_>>>(
           E, scatter_pos_.data(), scatter_keep_.data(), local_.data(), K_.val.data());
     }
     EB_CUDA_CHECK_LAUNCH();
-    k_gather_rhs<T><<<blocks_for(N, kVectorThreads), kVectorThreads, 0, stream_>>>(
+    k_gather_rhs<T><<<cuda::blocks_for(N, kVectorThreads), kVectorThreads, 0, stream_>>>(
         N, node_ptr_.data(), node_slot_.data(), constrained_.data(), local_rhs_.data(), rhs_.data());
     EB_CUDA_CHECK_LAUNCH();
     if (load_nodes_) {
-      k_loads<T><<<blocks_for(load_nodes_, 128), 128, 0, stream_>>>(load_nodes_, load_node_.data(), load_ptr_.data(),
+      k_loads<T><<<cuda::blocks_for(load_nodes_, 128), 128, 0, stream_>>>(load_nodes_, load_node_.data(), load_ptr_.data(),
                                                                      load_curve_.data(), load_force_.data(),
                                                                      constrained_.data(), factors_.data(), rhs_.data());
       EB_CUDA_CHECK_LAUNCH();
     }
   }
   void enqueue_integrate(bool dynamic) {
-    const int64_t n = 3 * s_.num_nodes;
-    k_integrate<T><<<blocks_for(std::max<int64_t>(n, 1), kVectorThreads), kVectorThreads, 0, stream_>>>(
-        n, sol_.data(), u_.data(), v_.data(), T(s_.dt), dynamic, state_.data());
+    const int64_t n = 3 * setup_.num_nodes;
+    k_integrate<T><<<cuda::blocks_for(std::max<int64_t>(n, 1), kVectorThreads), kVectorThreads, 0, stream_>>>(
+        n, sol_.data(), u_.data(), v_.data(), T(setup_.dt), dynamic, state_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
 
@@ -763,12 +511,12 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void make_solvers() {
     auto options = [&](bool stat) {
-      linalg::CgOptions o = cg_options(s_.options, stat);
+      linalg::CgOptions o = cg_options(setup_.options, stat);
       o.stream = stream_;
       return o;
     };
-    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*op_, options(false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*op_, options(true));
+    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, options(false));
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, options(true));
   }
 
   // One dynamic step as a graph: loads' factors from the device step counter, the phases, the
@@ -777,14 +525,14 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
     linalg::CgSolver<T>& cg = solver();
     sync();
     graph_ = cuda::capture_graph(stream_, [&] {
-      if (!s_.curves.empty())
-        k_curve_factors<<<1, 32 * ((int(s_.curves.size()) + 31) / 32), 0, stream_>>>(
-            int(s_.curves.size()), curves_.data(), state_.data(), s_.dt, factors_.data());
+      if (!setup_.curves.empty())
+        k_curve_factors<<<1, 32 * ((int(setup_.curves.size()) + 31) / 32), 0, stream_>>>(
+            int(setup_.curves.size()), curves_.data(), state_.data(), setup_.dt, factors_.data());
       enqueue_rotation();
       enqueue_matrix();
       enqueue_update();
       cg.refresh_preconditioner();
-      if (!s_.options.warm_start) zero_sol();
+      if (!setup_.options.warm_start) zero_sol();
       cg.enqueue(rhs_.data(), sol_.data());
       enqueue_integrate(true);
     });
@@ -805,23 +553,23 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   std::size_t allocated_ = 0;
   Offset steps_ = 0, padded_ = 0;
   int load_nodes_ = 0;
-  linalg::SlicedGatherIndex gi_;
+  linalg::SlicedGatherIndex gather_index_;
   linalg::DeviceBcsr<T> K_;
-  cuda::DeviceBuffer<int32_t> conn_, idx_, load_node_;
+  cuda::DeviceBuffer<int32_t> conn_, gather_block_, load_node_;
   cuda::DeviceBuffer<int> load_ptr_, load_curve_;
   cuda::DeviceBuffer<double> load_force_, factors_;
   cuda::DeviceBuffer<CurveParams> curves_;
-  cuda::DeviceBuffer<T> Dm_inv_, Dm_, vol_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
+  cuda::DeviceBuffer<T> Dm_inv_, Dm_, volume_, u_, v_, sol_, rhs_, spmv_out_, R_, local_, local_rhs_;
   cuda::DeviceBuffer<Offset> sub_ptr_, scatter_pos_, diag_pos_, node_ptr_;
   cuda::DeviceBuffer<int64_t> node_slot_;
   cuda::DeviceBuffer<uint16_t> scatter_keep_, gather_keep_;
   ComponentOffsets component_offset_{};
   cuda::DeviceBuffer<uint8_t> constrained_;
   cuda::DeviceBuffer<StepState> state_;
-  cuda::DeviceBuffer<DeviceChecks> checks_, state_checks_buf_;
+  cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_, state_checks_buf_;
   tet::Lame<T> lame_{};
-  ElementCoefficients<T> k_{};
-  std::unique_ptr<linalg::LinearOperator<T>> op_;
+  ElementCoefficients<T> coefficients_{};
+  std::unique_ptr<linalg::LinearOperator<T>> matrix_operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
 };
 

@@ -1,15 +1,7 @@
 #include "solvers/bcsr_pcg/bcsr_pcg_setup.h"
 
-#include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <sstream>
-
-#include "assembly/tet/tet4.h"
 #include "meshes/errors.h"
-#include "meshes/mesh_spec.h"
 #include "meshes/reorder.h"
-#include "solvers/common/boundary.h"
 
 namespace eb::bcsr_pcg {
 
@@ -63,114 +55,32 @@ linalg::CgOptions cg_options(const BcsrPcgOptions& opt, bool static_solve) {
 }
 
 nlohmann::json BcsrPcgSetup::describe() const {
-  return {{"update", to_string(update)},
-          {"nodes", num_nodes},
-          {"elements", num_elements},
-          {"blocks", plan.blocks()},
-          {"node_order", options.node_order},
-          {"dt", dt},
-          {"youngs_modulus", youngs},
-          {"poisson_ratio", poisson},
-          {"density", density},
-          {"damping_c", damping},
-          {"cg", {{"iterations", options.cg_iterations},
-                  {"tolerance", options.cg_tolerance},
-                  {"max_iterations", options.cg_max_iterations},
-                  {"preconditioner", "jacobi"},
-                  {"warm_start", options.warm_start}}},
-          {"element_volume", {{"min", min_volume}, {"max", max_volume}}}};
+  nlohmann::json j = TetModel::describe();
+  j["update"] = to_string(update);
+  j["blocks"] = plan.blocks();
+  j["node_order"] = options.node_order;
+  j["cg"] = {{"iterations", options.cg_iterations},
+             {"tolerance", options.cg_tolerance},
+             {"max_iterations", options.cg_max_iterations},
+             {"preconditioner", "jacobi"},
+             {"warm_start", options.warm_start}};
+  return j;
 }
 
 BcsrPcgSetup build_bcsr_pcg_setup(const Scenario& sc, const RunOptions& ro) {
-  BcsrPcgSetup s;
-  s.scenario_name = sc.name;
-  s.update = parse_update(sc.solver.variant);
-  s.options = read_method_options<BcsrPcgOptions>(sc, "bcsr-pcg", validate_bcsr_pcg_options);
+  const Update update = parse_update(sc.solver.variant);
+  const BcsrPcgOptions options = read_method_options<BcsrPcgOptions>(sc, "bcsr-pcg", validate_bcsr_pcg_options);
   if (!sc.boundary.prescribed.empty())
     throw InputError("bcsr-pcg: boundary.prescribed is not supported (the method solves for velocities with fixed "
                      "supports and loads, as the paper; use boundary.fixed with forces or gravity)");
-
-  mesh::TetMesh tm = mesh::build_tet_mesh(sc.mesh, ro.data_dir);
-  if (tm.elems.empty()) throw InputError("bcsr-pcg: the mesh has no tetrahedra");
-  mesh::reorder_nodes(tm, mesh::parse_node_ordering(s.options.node_order));
-  // Elements by their smallest node, so that neighbouring threads read neighbouring nodes.
-  {
-    std::vector<size_t> order(tm.elems.size());
-    std::iota(order.begin(), order.end(), size_t(0));
-    auto key = [&](size_t e) { return *std::min_element(tm.elems[e].begin(), tm.elems[e].end()); };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
-    std::vector<std::array<int32_t, 4>> sorted(tm.elems.size());
-    for (size_t k = 0; k < order.size(); ++k) sorted[k] = tm.elems[order[k]];
-    tm.elems.swap(sorted);
-  }
-  s.nodes = tm.nodes;
-  s.num_nodes = int64_t(tm.nodes.size());
-  s.num_elements = int64_t(tm.elems.size());
-  s.connectivity.resize(4 * tm.elems.size());
-  for (size_t e = 0; e < tm.elems.size(); ++e)
-    for (int a = 0; a < 4; ++a) s.connectivity[4 * e + size_t(a)] = tm.elems[e][size_t(a)];
-
-  const ElasticConstants ec = elastic_constants(sc.material);
-  s.youngs = ec.youngs_modulus;
-  s.poisson = ec.poisson_ratio;
-  s.lambda = ec.lambda;
-  s.mu = ec.mu;
-  s.density = sc.material.density;
-  if (!(s.density > 0)) throw InputError("bcsr-pcg: material.density must be positive");
-  if (sc.time.damping < 0) throw InputError("bcsr-pcg: time.damping must be >= 0");
-  s.damping = sc.time.damping * s.density;
-  s.dt = sc.time.dt > 0 ? sc.time.dt : 1e-3;  // the paper's 1 ms
-  s.static_spec = sc.static_solve;
-
-  // Reference geometry (fp64), refusing inverted and degenerate elements by index.
-  const int64_t E = s.num_elements;
-  s.Dm_inv.resize(9 * size_t(E));
-  s.Dm.resize(9 * size_t(E));
-  s.volume.resize(size_t(E));
-  s.min_volume = 1e300;
-  s.max_volume = 0;
-  for (int64_t e = 0; e < E; ++e) {
-    double X[4][3];
-    for (int a = 0; a < 4; ++a)
-      for (int i = 0; i < 3; ++i) X[a][i] = s.nodes[size_t(s.connectivity[size_t(4 * e + a)])][size_t(i)];
-    tet::Tet4Reference<double> ref;
-    const tet::TetStatus st = tet::tet4_reference(X, ref);
-    if (st != tet::TetStatus::kOk) {
-      std::ostringstream msg;
-      msg << "bcsr-pcg: element " << e << " (nodes " << s.connectivity[size_t(4 * e)] << " "
-          << s.connectivity[size_t(4 * e + 1)] << " " << s.connectivity[size_t(4 * e + 2)] << " "
-          << s.connectivity[size_t(4 * e + 3)] << ") is "
-          << (st == tet::TetStatus::kInverted ? "inverted (negative volume)"
-              : st == tet::TetStatus::kDegenerate ? "degenerate (zero volume)"
-                                                  : "not finite")
-          << " in the reference configuration";
-      throw InputError(msg.str());
-    }
-    std::copy(ref.Dm_inv, ref.Dm_inv + 9, s.Dm_inv.begin() + 9 * e);
-    for (int i = 0; i < 3; ++i)
-      for (int a = 0; a < 3; ++a) s.Dm[size_t(9 * e + 3 * i + a)] = X[a + 1][i] - X[0][i];
-    s.volume[size_t(e)] = ref.volume;
-    s.min_volume = std::min(s.min_volume, ref.volume);
-    s.max_volume = std::max(s.max_volume, ref.volume);
-  }
-
-  const ResolvedBoundary rb = resolve_boundary(sc.boundary, s.nodes, boundary_faces(tm));
-  s.constrained = rb.constrained;
-  s.fixed_any.resize(s.constrained.size());
-  for (size_t n = 0; n < s.constrained.size(); ++n) s.fixed_any[n] = s.constrained[n] ? 1 : 0;
-  for (int d = 0; d < 3; ++d) s.gravity[d] = rb.gravity[size_t(d)];
-  s.curves = rb.curves;
-  for (const NodalForce& f : rb.forces) {
-    auto it = std::find_if(s.loads.begin(), s.loads.end(),
-                           [&](const NodeLoad& l) { return l.node == f.node && l.curve == f.curve; });
-    if (it == s.loads.end()) {
-      s.loads.push_back({f.node, f.curve, {0, 0, 0}});
-      it = s.loads.end() - 1;
-    }
-    for (int d = 0; d < 3; ++d) it->force[d] += f.force[size_t(d)];
-  }
-  std::stable_sort(s.loads.begin(), s.loads.end(), [](const NodeLoad& a, const NodeLoad& b) { return a.node < b.node; });
-
+  tet::TetModelOptions mo;
+  mo.method = "bcsr-pcg";
+  mo.node_order = mesh::parse_node_ordering(options.node_order);
+  mo.default_dt = 1e-3;  // the paper's 1 ms
+  BcsrPcgSetup s;
+  static_cast<tet::TetModel&>(s) = tet::build_tet_model(sc, ro, mo);
+  s.update = update;
+  s.options = options;
   s.plan = linalg::make_block_gather_plan(linalg::Index(s.num_nodes), 4, s.connectivity, s.constrained);
   return s;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // bcsr-pcg (Verschoor & Jalba 2012): what every backend shares, computed once in fp64 on the
-// host: the tetrahedral mesh, reference geometry, material, the boundary, the time step and the
-// assembly plan of the global BCSR matrix (solvers/linalg/element_gather.h).
+// host: the tet model (solvers/tet_model: mesh, reference geometry, material, boundary, time
+// step) and the assembly plan of the global BCSR matrix (solvers/linalg/element_gather.h).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +14,7 @@
 #include "solvers/common/simulation.h"
 #include "solvers/linalg/cg.h"
 #include "solvers/linalg/element_gather.h"
+#include "solvers/tet_model/tet_model.h"
 
 namespace eb::bcsr_pcg {
 
@@ -51,36 +52,16 @@ void validate_bcsr_pcg_options(const BcsrPcgOptions& o);  // InputError naming b
 // (static_cg_tolerance), as the options say; the stream is the backend's to set.
 linalg::CgOptions cg_options(const BcsrPcgOptions& o, bool static_solve);
 
-// Point and surface loads merged per node (one entry per node and curve), so that a device
-// thread per entry adds to a node without atomics.
-struct NodeLoad {
-  int32_t node;
-  int curve;
-  double force[3];
-};
+using tet::NodeLoad;
 
-struct BcsrPcgSetup {
-  std::string scenario_name;
+// The shared tet model (node order from node_order, the paper's 1 ms step when time.dt is unset)
+// and what bcsr-pcg adds to it: its variant, options and the assembly plan of the global matrix.
+struct BcsrPcgSetup : tet::TetModel {
   Update update = Update::Gather;
   BcsrPcgOptions options;
-  std::vector<mesh::Vec3> nodes;
-  std::vector<int32_t> connectivity;  // 4 per element
-  int64_t num_nodes = 0, num_elements = 0;
-  // Per element: Dm^{-1} (9), Dm (9: the reference edges X_a - X_0 as columns), volume.
-  std::vector<double> Dm_inv, Dm, volume;
-  double youngs = 0, poisson = 0, lambda = 0, mu = 0, density = 0;
-  double damping = 0;  // c of C_e = c N1 V: time.damping (1/s) x density
-  double dt = 0;
-  StaticSpec static_spec;  // [static]: tolerance and iteration limit of the static iterations
-  double gravity[3] = {0, 0, 0};
-  std::vector<uint8_t> constrained;  // per node, bit d: component d fixed
-  std::vector<uint8_t> fixed_any;
-  std::vector<NodeLoad> loads;       // sorted by node
-  std::vector<LoadCurve> curves;
   linalg::BlockGatherPlan plan;
-  double min_volume = 0, max_volume = 0;
 
-  nlohmann::json describe() const;
+  nlohmann::json describe() const;  // the model's facts and bcsr-pcg's
 };
 
 BcsrPcgSetup build_bcsr_pcg_setup(const Scenario& scenario, const RunOptions& options);

@@ -37,20 +37,21 @@ std::string to_string(PhaseArray a) {
 }
 
 BcsrPcgSimulation::BcsrPcgSimulation(BcsrPcgSetup setup, Backend backend, Precision precision)
-    : s_(std::move(setup)), backend_(backend), precision_(precision) {
+    : MeshSimulation(mesh::CellType::Tetra), setup_(std::move(setup)), backend_(backend), precision_(precision) {
+  bind_mesh(setup_.nodes, setup_.connectivity, setup_.fixed_any);
   counts_.det_f_checked = true;
   counts_.inverted_threshold = 0.0;
-  load_factors_.assign(s_.curves.size(), 0.0);
+  load_factors_.assign(setup_.curves.size(), 0.0);
 }
 
 ElementCoefficients<double> BcsrPcgSimulation::dynamic_coefficients() const {
-  const double dt = s_.dt;
+  const double dt = setup_.dt;
   ElementCoefficients<double> k;
-  k.matrix_mass = s_.density + dt * s_.damping;
-  k.rhs_mass = s_.density;
+  k.matrix_mass = setup_.density + dt * setup_.damping;
+  k.rhs_mass = setup_.density;
   k.stiffness = dt * dt;
   k.rhs_force = dt;
-  for (int d = 0; d < 3; ++d) k.body[d] = s_.density * s_.gravity[d];
+  for (int d = 0; d < 3; ++d) k.body[d] = setup_.density * setup_.gravity[d];
   return k;
 }
 
@@ -60,19 +61,19 @@ ElementCoefficients<double> BcsrPcgSimulation::static_coefficients(double load_f
   k.rhs_mass = 0;
   k.stiffness = 1;
   k.rhs_force = 1;
-  for (int d = 0; d < 3; ++d) k.body[d] = load_factor * s_.density * s_.gravity[d];
+  for (int d = 0; d < 3; ++d) k.body[d] = load_factor * setup_.density * setup_.gravity[d];
   return k;
 }
 
 void BcsrPcgSimulation::set_load_time(double t, double scale) {
-  for (size_t c = 0; c < s_.curves.size(); ++c) load_factors_[c] = load_factor(s_.curves[c], t);
+  for (size_t c = 0; c < setup_.curves.size(); ++c) load_factors_[c] = load_factor(setup_.curves[c], t);
   load_scale_ = scale;
 }
 
 void BcsrPcgSimulation::step_impl() {
   set_coefficients(dynamic_coefficients());
   // Eq. 4 takes the external force of step i, i.e. at the state's time.
-  set_load_time(double(step_) * s_.dt, s_.dt);
+  set_load_time(double(step_) * setup_.dt, setup_.dt);
   run_phase(Phase::Rotation);
   run_phase(Phase::Matrix);
   run_phase(Phase::Update);
@@ -103,7 +104,7 @@ void BcsrPcgSimulation::solve_static(double load_factor) {
   ++step_;
   checks_step_ = step_;
   SolverStats st;
-  std::vector<double> zero(3 * size_t(s_.num_nodes), 0.0);
+  std::vector<double> zero(3 * size_t(setup_.num_nodes), 0.0);
   double r0 = 0;
   int inner_total = 0;
   double last_initial = 0, last_final = 0;
@@ -121,11 +122,11 @@ void BcsrPcgSimulation::solve_static(double load_factor) {
       st.outer_converged = false;
       break;
     }
-    if (r <= s_.static_spec.tolerance * r0 || r == 0.0) {
+    if (r <= setup_.static_spec.tolerance * r0 || r == 0.0) {
       st.outer_converged = true;
       break;
     }
-    if (it >= s_.static_spec.max_iterations) {
+    if (it >= setup_.static_spec.max_iterations) {
       st.outer_converged = false;
       break;
     }
@@ -153,46 +154,15 @@ void BcsrPcgSimulation::solve_static(double load_factor) {
   set_array(PhaseArray::sol, get_array(PhaseArray::v));
 }
 
-namespace {
-void add_checks(ValidityCounts& c, int64_t step, int64_t inverted, int64_t first_inverted, double min_det_f,
-                int64_t first_nonfinite) {
-  if (inverted > 0) {
-    c.inverted_element_steps += inverted;
-    if (c.first_inverted_step < 0) {
-      c.first_inverted_step = step;
-      c.first_inverted_element = first_inverted;
-    }
-  }
-  if (std::isfinite(min_det_f)) c.min_det_f = std::min(c.min_det_f, min_det_f);
-  if (first_nonfinite >= 0) {
-    ++c.nonfinite_steps;
-    if (c.first_nonfinite_step < 0) {
-      c.first_nonfinite_step = step;
-      c.first_nonfinite_element = first_nonfinite;
-    }
-  }
-}
-}  // namespace
-
-void BcsrPcgSimulation::record_state_checks(int64_t inverted, int64_t first_inverted, double min_det_f,
-                                            int64_t first_nonfinite) {
-  state_checks_ = ValidityCounts{};
-  add_checks(state_checks_, step_, inverted, first_inverted, min_det_f, first_nonfinite);
+void BcsrPcgSimulation::record_state_checks(const ElementChecks& checks) {
+  state_checks_ = checks;
   state_checks_step_ = step_;
 }
 
 ValidityCounts BcsrPcgSimulation::validity() const {
   ValidityCounts c = counts_;
-  if (state_checks_step_ == step_) {
-    const ValidityCounts& s = state_checks_;
-    add_checks(c, step_, s.inverted_element_steps, s.first_inverted_element, s.min_det_f, s.first_nonfinite_element);
-  }
+  if (state_checks_step_ == step_) c.add(step_, state_checks_);
   return c;
-}
-
-void BcsrPcgSimulation::record_checks(int64_t inverted, int64_t first_inverted, double min_det_f,
-                                      int64_t first_nonfinite) {
-  add_checks(counts_, checks_step_, inverted, first_inverted, min_det_f, first_nonfinite);
 }
 
 void BcsrPcgSimulation::record_solve(const linalg::CgResult& r) {
@@ -202,7 +172,7 @@ void BcsrPcgSimulation::record_solve(const linalg::CgResult& r) {
   st.iterations = r.iterations;
   st.initial_residual = r.initial_residual();
   st.final_residual = r.final_residual();
-  const bool tolerance_mode = s_.options.cg_tolerance > 0;
+  const bool tolerance_mode = setup_.options.cg_tolerance > 0;
   if (tolerance_mode) st.converged = r.converged();
   const bool failed = tolerance_mode ? !r.converged() : (r.status == linalg::CgStatus::Breakdown ||
                                                          r.status == linalg::CgStatus::NonFinite);
@@ -214,10 +184,10 @@ void BcsrPcgSimulation::record_solve(const linalg::CgResult& r) {
 }
 
 WorkCounts BcsrPcgSimulation::work_per_step() const {
-  const int it = s_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
-                                                            : s_.options.cg_iterations;
+  const int it = setup_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
+                                                            : setup_.options.cg_iterations;
   WorkCounts w;
-  for (const PhaseWork& p : bcsr_pcg_phase_work(s_, precision_, layout_entries_, index_bytes_, spmv_bytes_, it)) {
+  for (const PhaseWork& p : bcsr_pcg_phase_work(setup_, precision_, layout_entries_, index_bytes_, spmv_bytes_, it)) {
     w.flops += p.flops;
     w.bytes += p.bytes;
   }
@@ -226,15 +196,15 @@ WorkCounts BcsrPcgSimulation::work_per_step() const {
 }
 
 nlohmann::json BcsrPcgSimulation::details() const {
-  nlohmann::json j = s_.describe();
+  nlohmann::json j = setup_.describe();
   j["backend"] = to_string(backend_);
   j["precision"] = to_string(precision_);
   j["cg"]["mean_iterations"] = solves_ > 0 ? double(cg_iterations_total_) / double(solves_) : 0.0;
   j["cg"]["solves"] = solves_;
-  const int it = s_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
-                                                            : s_.options.cg_iterations;
+  const int it = setup_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
+                                                            : setup_.options.cg_iterations;
   nlohmann::json work = nlohmann::json::object();
-  for (const PhaseWork& p : bcsr_pcg_phase_work(s_, precision_, layout_entries_, index_bytes_, spmv_bytes_, it))
+  for (const PhaseWork& p : bcsr_pcg_phase_work(setup_, precision_, layout_entries_, index_bytes_, spmv_bytes_, it))
     work[p.phase] = {{"flops", p.flops}, {"bytes", p.bytes}};
   j["phase_work"] = work;
   j["phase_work_convention"] = "compulsory bytes; FLOPs counted per element formula (PERF_NOTES.md)";

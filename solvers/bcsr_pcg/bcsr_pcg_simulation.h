@@ -32,15 +32,11 @@ const char* phase_name(Phase p);  // the same, as a static string (PhaseTimes ke
 enum class PhaseArray { u, v, sol, R, local, local_rhs, matrix, rhs };
 std::string to_string(PhaseArray a);
 
-class BcsrPcgSimulation : public Simulation {
+class BcsrPcgSimulation : public MeshSimulation {
  public:
   BcsrPcgSimulation(BcsrPcgSetup setup, Backend backend, Precision precision);
 
-  const std::vector<mesh::Vec3>& nodes() const override { return s_.nodes; }
-  mesh::CellType cell_type() const override { return mesh::CellType::Tetra; }
-  const std::vector<int32_t>& connectivity() const override { return s_.connectivity; }
-  const std::vector<uint8_t>& fixed_nodes() const override { return s_.fixed_any; }
-  double dt() const override { return s_.dt; }
+  double dt() const override { return setup_.dt; }
   void advance(int steps) override;
   void solve_static(double load_factor) override;
   WorkCounts work_per_step() const override;
@@ -51,7 +47,7 @@ class BcsrPcgSimulation : public Simulation {
   ValidityCounts validity() const override;
   nlohmann::json details() const override;
 
-  const BcsrPcgSetup& setup() const { return s_; }
+  const BcsrPcgSetup& setup() const { return setup_; }
   int64_t steps_done() const { return step_; }
 
   // ---- one phase at a time (tests) ----
@@ -81,10 +77,10 @@ class BcsrPcgSimulation : public Simulation {
   // A whole dynamic step (backends may fuse or capture it): the default runs the phases.
   virtual void step_impl();
   // Called by the backends' Rotation with the step's element checks.
-  void record_checks(int64_t inverted, int64_t first_inverted, double min_det_f, int64_t first_nonfinite);
+  void record_checks(const ElementChecks& checks) { counts_.add(checks_step_, checks); }
   // The same checks of the current state (step_), made when the state is copied out; they count
   // until a step starts from this state and records them itself.
-  void record_state_checks(int64_t inverted, int64_t first_inverted, double min_det_f, int64_t first_nonfinite);
+  void record_state_checks(const ElementChecks& checks);
   bool state_checked() const { return state_checks_step_ == step_; }
   // Phase timings of the backend; the CG result of the step's solve.
   void record_solve(const linalg::CgResult& r);
@@ -97,11 +93,11 @@ class BcsrPcgSimulation : public Simulation {
   // contribution and step padding, plus masks; CPU: the plan's contribution list).
   double layout_entries_ = 0, index_entries_ = 0, index_bytes_ = 0, spmv_bytes_ = 0;
 
-  BcsrPcgSetup s_;
+  BcsrPcgSetup setup_;
   Backend backend_;
   Precision precision_;
   int64_t step_ = 0;
-  ValidityCounts state_checks_;
+  ElementChecks state_checks_;
   int64_t state_checks_step_ = -1;
   int64_t checks_step_ = 1;  // the step the next record_checks counts for (the one being computed)
   SolverStats stats_;

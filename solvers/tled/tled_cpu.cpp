@@ -41,21 +41,21 @@ class TledCpu final : public TledSimulationBase {
   TledCpu(TledSetup setup, const RunOptions& options)
       : TledSimulationBase(std::move(setup), Backend::Cpu, sizeof(T) == 4 ? Precision::Fp32 : Precision::Fp64) {
     threads_ = options.threads > 0 ? options.threads : omp_get_max_threads();
-    const size_t N = size_t(s_.num_nodes), E = size_t(s_.num_elements);
+    const size_t N = size_t(setup_.num_nodes), E = size_t(setup_.num_elements);
     u_.assign(3 * N, T(0));
     u_prev_.assign(3 * N, T(0));
     beta_.assign(E, T(0));
     G_.resize(9 * E);
-    for (size_t i = 0; i < G_.size(); ++i) G_[i] = T(s_.G[i]);
+    for (size_t i = 0; i < G_.size(); ++i) G_[i] = T(setup_.G[i]);
     V_.resize(E);
-    for (size_t e = 0; e < E; ++e) V_[e] = T(s_.volume[e]);
+    for (size_t e = 0; e < E; ++e) V_[e] = T(setup_.volume[e]);
     a_.resize(N);
-    for (size_t n = 0; n < N; ++n) a_[n] = T(s_.a[n]);
+    for (size_t n = 0; n < N; ++n) a_[n] = T(setup_.a[n]);
     if (Asm == Assembly::Gather)
       fe_.assign(3 * 4 * E, T(0));
     else
       fnode_.assign(3 * N, T(0));
-    mat_ = {T(s_.mu), T(s_.kappa), T(s_.damage.gamma), T(s_.damage.m), T(s_.damage.psi0)};
+    material_ = {T(setup_.mu), T(setup_.kappa), T(setup_.damage.gamma), T(setup_.damage.m), T(setup_.damage.psi0)};
     // Displacements prescribed at t = 0 (non-zero only for step curves); at rest: u_prev = u.
     apply_boundary(u_.data(), 0.0, false);
     u_prev_ = u_;
@@ -80,14 +80,14 @@ class TledCpu final : public TledSimulationBase {
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override {
     u.resize(u_.size());
     v.resize(u_.size());
-    const double inv_dt = 1.0 / s_.dt;
+    const double inv_dt = 1.0 / setup_.dt;
     for (size_t i = 0; i < u_.size(); ++i) {
       u[i] = double(u_[i]);
       v[i] = (double(u_[i]) - double(u_prev_[i])) * inv_dt;  // backward difference
     }
   }
 
-  void cell_fields(std::vector<mesh::Field>& out) override { tled_cell_fields(s_, u_, beta_, out); }
+  void cell_fields(std::vector<mesh::Field>& out) override { tled_cell_fields(setup_, u_, beta_, out); }
 
  protected:
   void add_details(nlohmann::json& j) const override {
@@ -118,8 +118,8 @@ class TledCpu final : public TledSimulationBase {
   // Steps 5-8 (Eqs. 8-11) for every element, with the checks of det F on the state u^n
   // (step_ = n) that the CUDA element kernel makes too.
   void element_forces() {
-    const int64_t E = s_.num_elements;
-    const int32_t* conn = s_.connectivity.data();
+    const int64_t E = setup_.num_elements;
+    const int32_t* conn = setup_.connectivity.data();
     const T* u = u_.data();
     constexpr int64_t none = std::numeric_limits<int64_t>::max();
     int64_t inverted = 0, first_inverted = none, first_nonfinite = none;
@@ -136,7 +136,7 @@ class TledCpu final : public TledSimulationBase {
         for (int d = 0; d < 3; ++d) ue[a][d] = u[3 * size_t(nodes[a]) + d];
       }
       T f[4][3];
-      const T J = tled_element_forces<T, Damage>(ue, &G_[9 * e], V_[e], mat_, &beta_[e], f);
+      const T J = tled_element_forces<T, Damage>(ue, &G_[9 * e], V_[e], material_, &beta_[e], f);
       if (std::isfinite(J)) {
         min_j = std::min(min_j, double(J));
         if (!(J > T(0))) {
@@ -161,20 +161,20 @@ class TledCpu final : public TledSimulationBase {
       }
     }
     }  // omp parallel
-    record_checks(step_, inverted, first_inverted == none ? -1 : first_inverted, min_j,
-                  first_nonfinite == none ? -1 : first_nonfinite);
+    counts_.add(step_, {inverted, first_inverted == none ? -1 : first_inverted, min_j,
+                        first_nonfinite == none ? -1 : first_nonfinite});
   }
 
   // Eq. 12 (sum of element contributions) and Eq. 3 (central difference) per node; the new
   // displacement overwrites u_prev (only this node reads it).
   void node_update() {
-    const int64_t N = s_.num_nodes;
-    const T b = T(s_.b), c = T(s_.c);
-    const T ag[3] = {T(s_.a_factor * s_.gravity[0]), T(s_.a_factor * s_.gravity[1]),
-                     T(s_.a_factor * s_.gravity[2])};
-    const int32_t* off = s_.slot_offset.data();
-    const int32_t* idx = s_.slot_index.data();
-    const uint8_t* mask = s_.constrained.data();
+    const int64_t N = setup_.num_nodes;
+    const T b = T(setup_.b), c = T(setup_.c);
+    const T ag[3] = {T(setup_.a_factor * setup_.gravity[0]), T(setup_.a_factor * setup_.gravity[1]),
+                     T(setup_.a_factor * setup_.gravity[2])};
+    const int32_t* off = setup_.slot_offset.data();
+    const int32_t* idx = setup_.slot_index.data();
+    const uint8_t* mask = setup_.constrained.data();
 #pragma omp parallel num_threads(threads_)
     {
     const FlushDenormals ftz;
@@ -214,20 +214,20 @@ class TledCpu final : public TledSimulationBase {
   }
 
   // The boundary conditions of t_{n+1} on the new displacement (held in u_prev until the swap).
-  void boundary_update() { apply_boundary(u_prev_.data(), double(step_ + 1) * s_.dt, true); }
+  void boundary_update() { apply_boundary(u_prev_.data(), double(step_ + 1) * setup_.dt, true); }
 
   // Eqs. 13-14: external nodal forces (a R added to free components) and prescribed
   // displacements at time t.
   void apply_boundary(T* u_next, double t, bool with_forces) {
     if (with_forces)
-      for (const auto& f : s_.forces) {
-        const double fac = curve_factor(s_.curves[f.curve], t);
+      for (const auto& f : setup_.forces) {
+        const double fac = curve_factor(setup_.curves[f.curve], t);
         for (int d = 0; d < 3; ++d)
-          if (!((s_.constrained[f.node] >> d) & 1))
+          if (!((setup_.constrained[f.node] >> d) & 1))
             u_next[3 * size_t(f.node) + d] += a_[f.node] * T(f.force[d] * fac);
       }
-    for (const auto& p : s_.prescribed) {
-      const double fac = curve_factor(s_.curves[p.curve], t);
+    for (const auto& p : setup_.prescribed) {
+      const double fac = curve_factor(setup_.curves[p.curve], t);
       for (int d = 0; d < 3; ++d)
         if ((p.mask >> d) & 1) u_next[3 * size_t(p.node) + d] = T(p.displacement[d] * fac);
     }
@@ -235,7 +235,7 @@ class TledCpu final : public TledSimulationBase {
 
   int threads_ = 1;
   std::vector<T> u_, u_prev_, beta_, G_, V_, a_, fe_, fnode_;
-  TledMaterial<T> mat_;
+  TledMaterial<T> material_;
 };
 
 template <class T>

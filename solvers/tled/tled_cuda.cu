@@ -1,237 +1,30 @@
-// CUDA backend of TLED (Strbac 2015 Sec. 2.3). The whole time loop runs on the device:
-//   1. element kernel (one element per thread, steps 5-8): forces of nodes 0..3 stored per
-//      element slot (gather) or added to nodal forces atomically (atomic variant);
-//   2. node kernel (one node per thread, steps 9-10): sums the node's element slots and applies
-//      the central difference (Eq. 3) with the fixed components zeroed;
-//   3. boundary kernel: external forces and prescribed displacements at t_{n+1} (Eqs. 13-14)
-//      from a device-side step counter, so steps can be replayed from a CUDA graph.
-// The regime (precision x texture fetch x damage x assembly) is a set of template parameters
-// chosen once in the factory: no run-time branch on it inside the kernels.
+// CUDA backend of TLED (Strbac 2015 Sec. 2.3), the driver: the backend class (buffers, the three
+// kernels of a step launched on one stream, the CUDA graph of kGraphSteps steps, the kernel
+// profile), the device-memory estimate and the factories. The whole time loop runs on the device;
+// the kernels are in tled_kernels.cuh. The regime (precision x texture fetch x damage x assembly)
+// is chosen once in the factory.
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "assembly/tled/hex8_tled.h"
 #include "meshes/errors.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/device_checks.cuh"
+#include "solvers/tled/tled_kernels.cuh"
 #include "solvers/tled/tled_simulation.h"
 
 namespace eb::tled {
 namespace {
 
-constexpr int kElementBlock = 128;
-constexpr int kNodeBlock = 256;
-constexpr int kMaxCurves = 8;
+using namespace kernels;
+
 constexpr int kGraphSteps = 50;  // steps per graph launch (even: the graph ends at the parity it began)
-
-// Device-side counts of the element kernel's det F checks (read back by validity()). Keys are
-// step << 32 | element, so atomicMin keeps the earliest step and, within it, the lowest element.
-struct ElementChecks {
-  unsigned long long inverted;             // element-steps with det F <= 0
-  unsigned long long first_inverted;       // min key of an inverted element (ULLONG_MAX: none)
-  unsigned long long first_nonfinite;      // min key of an element whose det F is not finite
-  unsigned long long nonfinite_steps;      // steps with a non-finite det F
-  unsigned long long last_nonfinite_step;  // step + 1 of the last step counted there
-};
-
-template <class T>
-struct ElementArgs {
-  int64_t E;
-  const int32_t* conn;  // [a * E + e]
-  const T* G;           // [k * E + e]
-  const T* V;
-  T* beta;
-  T* fe;     // gather: [(d * 4 + k) * E + e]
-  T* fnode;  // atomic: [3 n + d]
-  TledMaterial<T> mat;
-  ElementChecks* checks;
-  // Running minimum of det F per warp of the grid: lane 0 of each warp owns one slot, so the
-  // minimum costs five shuffles and one uncontended read-modify-write per warp and step (a
-  // single global minimum would serialize every warp of a homogeneous mesh on one address).
-  T* warp_min_j;
-};
-
-template <class T>
-struct NodeArgs {
-  int64_t N, E;
-  const int32_t* slot_offset;
-  const int32_t* slot_index;
-  const T* fe;
-  T* fnode;
-  const T* a;
-  const uint8_t* mask;
-  T b, c;
-  T ag[3];  // a_factor * gravity
-};
-
-template <class T>
-struct BoundaryArgs {
-  int n_forces, n_prescribed;
-  const int32_t* force_node;
-  const T* force_value;  // 3 per entry
-  const int32_t* force_curve;
-  const uint8_t* force_free;  // components not constrained
-  const int32_t* presc_node;
-  const T* presc_value;
-  const int32_t* presc_curve;
-  const uint8_t* presc_mask;
-  const T* a;
-  double dt;
-  CurveParams curves[kMaxCurves];
-};
-
-template <class T, bool Texture>
-__device__ __forceinline__ T load_u(const T* u, cudaTextureObject_t tex, int64_t i);
-
-template <>
-__device__ __forceinline__ float load_u<float, false>(const float* u, cudaTextureObject_t, int64_t i) {
-  return u[i];
-}
-template <>
-__device__ __forceinline__ double load_u<double, false>(const double* u, cudaTextureObject_t, int64_t i) {
-  return u[i];
-}
-template <>
-__device__ __forceinline__ float load_u<float, true>(const float*, cudaTextureObject_t tex, int64_t i) {
-  return tex1Dfetch<float>(tex, int(i));
-}
-template <>
-__device__ __forceinline__ double load_u<double, true>(const double*, cudaTextureObject_t tex, int64_t i) {
-  // No native double textures: fetch the two 32-bit halves (as the paper does with int4).
-  const int2 v = tex1Dfetch<int2>(tex, int(i));
-  return __hiloint2double(v.y, v.x);
-}
-
-template <class T, bool Texture, bool Damage, Assembly Asm>
-__global__ void __launch_bounds__(kElementBlock)
-    tled_element_kernel(ElementArgs<T> p, const T* u, cudaTextureObject_t u_tex, const long long* step) {
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  // No early return: every lane of the warp takes part in the checks below.
-  const bool active = e < p.E;
-  T J = T(1);
-  if (active) {
-    int32_t node[8];
-    T ue[8][3];
-#pragma unroll
-    for (int a = 0; a < 8; ++a) {
-      node[a] = p.conn[a * p.E + e];
-#pragma unroll
-      for (int d = 0; d < 3; ++d) ue[a][d] = load_u<T, Texture>(u, u_tex, 3 * int64_t(node[a]) + d);
-    }
-    T G[9];
-#pragma unroll
-    for (int k = 0; k < 9; ++k) G[k] = p.G[k * p.E + e];
-    T beta = T(0);
-    if constexpr (Damage) beta = p.beta[e];
-    T f[4][3];
-    J = tled_element_forces<T, Damage>(ue, G, p.V[e], p.mat, &beta, f);
-    if constexpr (Damage) p.beta[e] = beta;
-    if constexpr (Asm == Assembly::Gather) {
-#pragma unroll
-      for (int d = 0; d < 3; ++d)
-#pragma unroll
-        for (int k = 0; k < 4; ++k) p.fe[(d * 4 + k) * p.E + e] = f[k][d];
-    } else {
-#pragma unroll
-      for (int a = 0; a < 8; ++a) {
-        const int k = a < 4 ? a : hex_antipode(a);
-#pragma unroll
-        for (int d = 0; d < 3; ++d) atomicAdd(&p.fnode[3 * int64_t(node[a]) + d], a < 4 ? f[k][d] : -f[k][d]);
-      }
-    }
-  }
-  const bool finite = isfinite(J);
-  const unsigned inverted = __ballot_sync(0xffffffffu, active && finite && !(J > T(0)));
-  const unsigned nonfinite = __ballot_sync(0xffffffffu, active && !finite);
-  T m = active && finite ? J : T(INFINITY);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const T other = __shfl_xor_sync(0xffffffffu, m, o);
-    m = other < m ? other : m;
-  }
-  if ((threadIdx.x & 31) == 0) {
-    const int64_t warp = e >> 5;
-    if (m < p.warp_min_j[warp]) p.warp_min_j[warp] = m;
-    if (inverted | nonfinite) {
-      const unsigned long long s = static_cast<unsigned long long>(*step);
-      if (inverted) {
-        atomicAdd(&p.checks->inverted, static_cast<unsigned long long>(__popc(inverted)));
-        atomicMin(&p.checks->first_inverted, (s << 32) | static_cast<unsigned long long>(e + __ffs(inverted) - 1));
-      }
-      if (nonfinite) {
-        atomicMin(&p.checks->first_nonfinite, (s << 32) | static_cast<unsigned long long>(e + __ffs(nonfinite) - 1));
-        if (atomicMax(&p.checks->last_nonfinite_step, s + 1) < s + 1) atomicAdd(&p.checks->nonfinite_steps, 1ull);
-      }
-    }
-  }
-}
-
-// u_prev and u_out alias in the time loop (in-place update); they differ only when profiling.
-template <class T, Assembly Asm>
-__global__ void __launch_bounds__(kNodeBlock)
-    tled_node_kernel(NodeArgs<T> p, const T* u, const T* u_prev, T* u_out) {
-  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (n >= p.N) return;
-  T f[3] = {T(0), T(0), T(0)};
-  if constexpr (Asm == Assembly::Gather) {
-    const int32_t end = p.slot_offset[n + 1];
-    const int64_t stride = 4 * p.E;
-    for (int32_t s = p.slot_offset[n]; s < end; ++s) {
-      const int32_t code = p.slot_index[s];
-      const int64_t slot = code >> 1;
-      const T sign = (code & 1) ? T(-1) : T(1);
-#pragma unroll
-      for (int d = 0; d < 3; ++d) f[d] += sign * p.fe[d * stride + slot];
-    }
-  } else {
-#pragma unroll
-    for (int d = 0; d < 3; ++d) {
-      f[d] = p.fnode[3 * n + d];
-      p.fnode[3 * n + d] = T(0);
-    }
-  }
-  const T an = p.a[n];
-  const unsigned m = p.mask[n];
-#pragma unroll
-  for (int d = 0; d < 3; ++d) {
-    const int64_t i = 3 * n + d;
-    const T next = an * (-f[d]) + p.ag[d] + p.b * u[i] - p.c * u_prev[i];
-    u_out[i] = ((m >> d) & 1u) ? T(0) : next;
-  }
-}
-
-template <class T>
-__global__ void tled_boundary_kernel(BoundaryArgs<T> p, T* u_next, const long long* step_in, long long* step_out) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const long long step = *step_in;
-  const double t = double(step + 1) * p.dt;
-  if (i < p.n_forces) {
-    const double fac = curve_factor(p.curves[p.force_curve[i]], t);
-    const int32_t n = p.force_node[i];
-    const unsigned free = p.force_free[i];
-#pragma unroll
-    for (int d = 0; d < 3; ++d)
-      if ((free >> d) & 1u) atomicAdd(&u_next[3 * int64_t(n) + d], p.a[n] * T(double(p.force_value[3 * i + d]) * fac));
-  } else if (i < p.n_forces + p.n_prescribed) {
-    const int j = i - p.n_forces;
-    const double fac = curve_factor(p.curves[p.presc_curve[j]], t);
-    const int32_t n = p.presc_node[j];
-    const unsigned m = p.presc_mask[j];
-#pragma unroll
-    for (int d = 0; d < 3; ++d)
-      if ((m >> d) & 1u) u_next[3 * int64_t(n) + d] = T(double(p.presc_value[3 * j + d]) * fac);
-  }
-  if (i == 0) *step_out = step + 1;  // the other counter: no thread of this step reads it
-}
-
-unsigned blocks_for(int64_t n, int block) { return unsigned((n + block - 1) / block); }
 
 template <class T>
 std::vector<T> cast_vec(const std::vector<double>& v) {
@@ -242,7 +35,7 @@ class TextureObject {
  public:
   TextureObject() = default;
   ~TextureObject() {
-    if (tex_) cudaDestroyTextureObject(tex_);
+    if (u_texture_) cudaDestroyTextureObject(u_texture_);
   }
   TextureObject(const TextureObject&) = delete;
   TextureObject& operator=(const TextureObject&) = delete;
@@ -255,12 +48,12 @@ class TextureObject {
     res.res.linear.sizeInBytes = count * sizeof(T);
     cudaTextureDesc td{};
     td.readMode = cudaReadModeElementType;
-    EB_CUDA_CHECK(cudaCreateTextureObject(&tex_, &res, &td, nullptr));
+    EB_CUDA_CHECK(cudaCreateTextureObject(&u_texture_, &res, &td, nullptr));
   }
-  cudaTextureObject_t get() const { return tex_; }
+  cudaTextureObject_t get() const { return u_texture_; }
 
  private:
-  cudaTextureObject_t tex_ = 0;
+  cudaTextureObject_t u_texture_ = 0;
 };
 
 template <class T, bool Texture, bool Damage, Assembly Asm>
@@ -312,17 +105,7 @@ class TledCuda final : public TledSimulationBase {
   // cover the states before the last one.
   ValidityCounts validity() const override {
     ValidityCounts c = counts_;
-    const ElementChecks h = checks_.to_host()[0];
-    c.inverted_element_steps = int64_t(h.inverted);
-    if (h.first_inverted != ULLONG_MAX) {
-      c.first_inverted_step = int64_t(h.first_inverted >> 32);
-      c.first_inverted_element = int64_t(h.first_inverted & 0xffffffffull);
-    }
-    c.nonfinite_steps = int64_t(h.nonfinite_steps);
-    if (h.first_nonfinite != ULLONG_MAX) {
-      c.first_nonfinite_step = int64_t(h.first_nonfinite >> 32);
-      c.first_nonfinite_element = int64_t(h.first_nonfinite & 0xffffffffull);
-    }
+    cuda::copy_checks(checks_.to_host()[0], c);
     for (const T m : warp_min_j_.to_host()) c.min_det_f = std::min(c.min_det_f, double(m));
     return c;
   }
@@ -333,7 +116,7 @@ class TledCuda final : public TledSimulationBase {
     const std::vector<T> cur = U_[parity()].to_host(), prev = U_[1 - parity()].to_host();
     u.resize(cur.size());
     v.resize(cur.size());
-    const double inv_dt = 1.0 / s_.dt;
+    const double inv_dt = 1.0 / setup_.dt;
     for (size_t i = 0; i < cur.size(); ++i) {
       u[i] = double(cur[i]);
       v[i] = (double(cur[i]) - double(prev[i])) * inv_dt;
@@ -342,8 +125,8 @@ class TledCuda final : public TledSimulationBase {
 
   void cell_fields(std::vector<mesh::Field>& out) override {
     const std::vector<T> u = U_[parity()].to_host();
-    std::vector<T> beta = Damage ? beta_.to_host() : std::vector<T>(size_t(s_.num_elements), T(0));
-    tled_cell_fields(s_, u, beta, out);
+    std::vector<T> beta = Damage ? beta_.to_host() : std::vector<T>(size_t(setup_.num_elements), T(0));
+    tled_cell_fields(setup_, u, beta, out);
   }
 
   std::size_t device_bytes() const override { return allocated_; }
@@ -355,14 +138,14 @@ class TledCuda final : public TledSimulationBase {
     const std::vector<T> v = buffer_of(a).to_host();
     if (a != PhaseArray::fe) return std::vector<double>(v.begin(), v.end());
     std::vector<double> out(v.size());
-    const size_t E = size_t(s_.num_elements);
+    const size_t E = size_t(setup_.num_elements);
     for (size_t slot = 0; slot < 4 * E; ++slot)
       for (size_t d = 0; d < 3; ++d) out[3 * slot + d] = double(v[d * 4 * E + slot]);
     return out;
   }
   void write_array(PhaseArray a, const std::vector<double>& values) override {
     std::vector<T> v(values.size());
-    const size_t E = size_t(s_.num_elements);
+    const size_t E = size_t(setup_.num_elements);
     if (a == PhaseArray::fe) {
       for (size_t slot = 0; slot < 4 * E; ++slot)
         for (size_t d = 0; d < 3; ++d) v[d * 4 * E + slot] = T(values[3 * slot + d]);
@@ -413,55 +196,55 @@ class TledCuda final : public TledSimulationBase {
   }
 
   void upload() {
-    const int64_t E = s_.num_elements, N = s_.num_nodes;
+    const int64_t E = setup_.num_elements, N = setup_.num_nodes;
     // Structure-of-arrays layouts so that consecutive threads touch consecutive addresses.
     std::vector<int32_t> conn(8 * E);
     for (int64_t e = 0; e < E; ++e)
-      for (int a = 0; a < 8; ++a) conn[a * E + e] = s_.connectivity[8 * e + a];
+      for (int a = 0; a < 8; ++a) conn[a * E + e] = setup_.connectivity[8 * e + a];
     std::vector<T> G(9 * E);
     for (int64_t e = 0; e < E; ++e)
-      for (int k = 0; k < 9; ++k) G[k * E + e] = T(s_.G[9 * e + k]);
+      for (int k = 0; k < 9; ++k) G[k * E + e] = T(setup_.G[9 * e + k]);
     put(conn_, conn, "tled connectivity");
     put(G_, G, "tled shape derivatives");
-    put(V_, cast_vec<T>(s_.volume), "tled volumes");
-    put(a_, cast_vec<T>(s_.a), "tled central-difference a");
-    put(mask_, s_.constrained, "tled constraint masks");
+    put(V_, cast_vec<T>(setup_.volume), "tled volumes");
+    put(a_, cast_vec<T>(setup_.a), "tled central-difference a");
+    put(mask_, setup_.constrained, "tled constraint masks");
     if (Damage) put(beta_, std::vector<T>(E, T(0)), "tled damage history");
     if (Asm == Assembly::Gather) {
-      put(slot_offset_, s_.slot_offset, "tled slot offsets");
-      put(slot_index_, s_.slot_index, "tled slot lists");
+      put(slot_offset_, setup_.slot_offset, "tled slot offsets");
+      put(slot_index_, setup_.slot_index, "tled slot lists");
       put(fe_, std::vector<T>(12 * E, T(0)), "tled element forces");
     } else {
       put(fnode_, std::vector<T>(3 * N, T(0)), "tled nodal forces");
     }
     // Initial state at rest with the displacements prescribed at t = 0.
     std::vector<T> u0(3 * N, T(0));
-    for (const auto& p : s_.prescribed) {
-      const double fac = curve_factor(s_.curves[p.curve], 0.0);
+    for (const auto& p : setup_.prescribed) {
+      const double fac = curve_factor(setup_.curves[p.curve], 0.0);
       for (int d = 0; d < 3; ++d)
         if ((p.mask >> d) & 1) u0[3 * size_t(p.node) + d] = T(p.displacement[d] * fac);
     }
     put(U_[0], u0, "tled displacement");
     put(U_[1], u0, "tled displacement");
     put(step_ctr_, std::vector<long long>{0, 0}, "tled step counter");
-    put(checks_, std::vector<ElementChecks>{fresh_checks()}, "tled det F checks");
+    put(checks_, std::vector<cuda::DeviceElementChecks>{fresh_checks()}, "tled det F checks");
     put(warp_min_j_, fresh_warp_minima(), "tled det F minima per warp");
     if (Texture)
-      for (int k = 0; k < 2; ++k) tex_[k].create(U_[k].data(), U_[k].size());
+      for (int k = 0; k < 2; ++k) u_texture_[k].create(U_[k].data(), U_[k].size());
 
     // Boundary lists.
-    if (s_.curves.size() > size_t(kMaxCurves))
+    if (setup_.curves.size() > size_t(kMaxCurves))
       throw InputError("tled cuda: at most " + std::to_string(kMaxCurves) + " distinct load curves are supported");
     std::vector<int32_t> fnode, fcurve, pnode, pcurve;
     std::vector<T> fval, pval;
     std::vector<uint8_t> ffree, pmask;
-    for (const auto& f : s_.forces) {
+    for (const auto& f : setup_.forces) {
       fnode.push_back(f.node);
       fcurve.push_back(f.curve);
       for (int d = 0; d < 3; ++d) fval.push_back(T(f.force[d]));
-      ffree.push_back(uint8_t(~s_.constrained[f.node] & 7u));
+      ffree.push_back(uint8_t(~setup_.constrained[f.node] & 7u));
     }
-    for (const auto& p : s_.prescribed) {
+    for (const auto& p : setup_.prescribed) {
       pnode.push_back(p.node);
       pcurve.push_back(p.curve);
       for (int d = 0; d < 3; ++d) pval.push_back(T(p.displacement[d]));
@@ -476,49 +259,49 @@ class TledCuda final : public TledSimulationBase {
     put(presc_value_, pval, "tled prescribed values");
     put(presc_mask_, pmask, "tled prescribed masks");
 
-    ea_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
-           {T(s_.mu), T(s_.kappa), T(s_.damage.gamma), T(s_.damage.m), T(s_.damage.psi0)},
+    element_args_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
+           {T(setup_.mu), T(setup_.kappa), T(setup_.damage.gamma), T(setup_.damage.m), T(setup_.damage.psi0)},
            checks_.data(), warp_min_j_.data()};
-    na_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
-           a_.data(), mask_.data(), T(s_.b), T(s_.c),
-           {T(s_.a_factor * s_.gravity[0]), T(s_.a_factor * s_.gravity[1]), T(s_.a_factor * s_.gravity[2])}};
-    ba_ = {};
-    ba_.n_forces = int(fnode.size());
-    ba_.n_prescribed = int(pnode.size());
-    ba_.force_node = force_node_.data();
-    ba_.force_value = force_value_.data();
-    ba_.force_curve = force_curve_.data();
-    ba_.force_free = force_free_.data();
-    ba_.presc_node = presc_node_.data();
-    ba_.presc_value = presc_value_.data();
-    ba_.presc_curve = presc_curve_.data();
-    ba_.presc_mask = presc_mask_.data();
-    ba_.a = a_.data();
-    ba_.dt = s_.dt;
-    for (size_t k = 0; k < s_.curves.size(); ++k) ba_.curves[k] = s_.curves[k];
+    node_args_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
+           a_.data(), mask_.data(), T(setup_.b), T(setup_.c),
+           {T(setup_.a_factor * setup_.gravity[0]), T(setup_.a_factor * setup_.gravity[1]), T(setup_.a_factor * setup_.gravity[2])}};
+    boundary_args_ = {};
+    boundary_args_.n_forces = int(fnode.size());
+    boundary_args_.n_prescribed = int(pnode.size());
+    boundary_args_.force_node = force_node_.data();
+    boundary_args_.force_value = force_value_.data();
+    boundary_args_.force_curve = force_curve_.data();
+    boundary_args_.force_free = force_free_.data();
+    boundary_args_.presc_node = presc_node_.data();
+    boundary_args_.presc_value = presc_value_.data();
+    boundary_args_.presc_curve = presc_curve_.data();
+    boundary_args_.presc_mask = presc_mask_.data();
+    boundary_args_.a = a_.data();
+    boundary_args_.dt = setup_.dt;
+    for (size_t k = 0; k < setup_.curves.size(); ++k) boundary_args_.curves[k] = setup_.curves[k];
   }
 
-  static ElementChecks fresh_checks() { return {0, ULLONG_MAX, ULLONG_MAX, 0, 0}; }
+  static cuda::DeviceElementChecks fresh_checks() { return {}; }
   std::vector<T> fresh_warp_minima() const {
-    const size_t warps = size_t(blocks_for(s_.num_elements, kElementBlock)) * (kElementBlock / 32);
+    const size_t warps = size_t(cuda::blocks_for(setup_.num_elements, kElementBlock)) * (kElementBlock / 32);
     return std::vector<T>(warps, std::numeric_limits<T>::infinity());
   }
 
   // The three kernels of one step at parity p (u^n in U[p], u^{n-1} in U[1-p], counter in ctr[p]).
-  void enqueue_element(int p) { enqueue_element(p, ea_); }
+  void enqueue_element(int p) { enqueue_element(p, element_args_); }
   void enqueue_element(int p, const ElementArgs<T>& ea) {
-    tled_element_kernel<T, Texture, Damage, Asm><<<blocks_for(s_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
-        ea, U_[p].data(), Texture ? tex_[p].get() : 0, step_ctr_.data() + p);
+    tled_element_kernel<T, Texture, Damage, Asm><<<cuda::blocks_for(setup_.num_elements, kElementBlock), kElementBlock, 0, stream_>>>(
+        ea, U_[p].data(), Texture ? u_texture_[p].get() : 0, step_ctr_.data() + p);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_node(int p, T* out) {
-    tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
-        na_, U_[p].data(), U_[1 - p].data(), out);
+    tled_node_kernel<T, Asm><<<cuda::blocks_for(setup_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+        node_args_, U_[p].data(), U_[1 - p].data(), out);
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_boundary(int p, T* out) {
-    const int n = std::max(1, ba_.n_forces + ba_.n_prescribed);
-    tled_boundary_kernel<T><<<blocks_for(n, 128), 128, 0, stream_>>>(ba_, out, step_ctr_.data() + p,
+    const int n = std::max(1, boundary_args_.n_forces + boundary_args_.n_prescribed);
+    tled_boundary_kernel<T><<<cuda::blocks_for(n, 128), 128, 0, stream_>>>(boundary_args_, out, step_ctr_.data() + p,
                                                                       step_ctr_.data() + (1 - p));
     EB_CUDA_CHECK_LAUNCH();
   }
@@ -556,12 +339,12 @@ class TledCuda final : public TledSimulationBase {
     nlohmann::json j;
     try {
       const int p = parity();
-      cuda::DeviceBuffer<T> scratch(3 * size_t(s_.num_nodes), "tled profiling scratch");
-      cuda::DeviceBuffer<ElementChecks> scratch_checks(1, "tled profiling checks");
-      scratch_checks.upload(std::vector<ElementChecks>{fresh_checks()});
+      cuda::DeviceBuffer<T> scratch(3 * size_t(setup_.num_nodes), "tled profiling scratch");
+      cuda::DeviceBuffer<cuda::DeviceElementChecks> scratch_checks(1, "tled profiling checks");
+      scratch_checks.upload(std::vector<cuda::DeviceElementChecks>{fresh_checks()});
       cuda::DeviceBuffer<T> scratch_minima;
       scratch_minima.upload(fresh_warp_minima());
-      ElementArgs<T> ea = ea_;
+      ElementArgs<T> ea = element_args_;
       ea.checks = scratch_checks.data();
       ea.warp_min_j = scratch_minima.data();
       EB_CUDA_CHECK(cudaMemcpyAsync(scratch.data(), U_[1 - p].data(), scratch.bytes(), cudaMemcpyDeviceToDevice, stream_));
@@ -571,18 +354,18 @@ class TledCuda final : public TledSimulationBase {
       std::vector<double> te, tn, tb;
       // The scratch copy of u^{n-1} is the node kernel's u_prev input and its output: the
       // same aliasing as the time loop.
-      NodeArgs<T> na = na_;
+      NodeArgs<T> na = node_args_;
       for (int r = 0; r < reps + 3; ++r) {
         EB_CUDA_CHECK(cudaEventRecord(ev[0], stream_));
         enqueue_element(p, ea);
         EB_CUDA_CHECK(cudaEventRecord(ev[1], stream_));
-        tled_node_kernel<T, Asm><<<blocks_for(s_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
+        tled_node_kernel<T, Asm><<<cuda::blocks_for(setup_.num_nodes, kNodeBlock), kNodeBlock, 0, stream_>>>(
             na, U_[p].data(), scratch.data(), scratch.data());
         EB_CUDA_CHECK_LAUNCH();
         EB_CUDA_CHECK(cudaEventRecord(ev[2], stream_));
-        const int nb = std::max(1, ba_.n_forces + ba_.n_prescribed);
+        const int nb = std::max(1, boundary_args_.n_forces + boundary_args_.n_prescribed);
         // Counter output to the slot this step's own kernels will overwrite anyway.
-        tled_boundary_kernel<T><<<blocks_for(nb, 128), 128, 0, stream_>>>(ba_, scratch.data(), step_ctr_.data() + p,
+        tled_boundary_kernel<T><<<cuda::blocks_for(nb, 128), 128, 0, stream_>>>(boundary_args_, scratch.data(), step_ctr_.data() + p,
                                                                           step_ctr_.data() + (1 - p));
         EB_CUDA_CHECK_LAUNCH();
         EB_CUDA_CHECK(cudaEventRecord(ev[3], stream_));
@@ -602,12 +385,12 @@ class TledCuda final : public TledSimulationBase {
         return v[v.size() / 2];
       };
       const double w = sizeof(T);
-      const double E = double(s_.num_elements), N = double(s_.num_nodes);
+      const double E = double(setup_.num_elements), N = double(setup_.num_nodes);
       // Element kernel DRAM-minimum bytes: connectivity, G, V, u (once per node), damage
       // history, and the forces written (gather) -- see PERF_NOTES.md.
       const double elem_bytes = E * (32.0 + 10.0 * w + (Damage ? 2.0 * w : 0.0)) + N * 3.0 * w +
                                 (Asm == Assembly::Gather ? E * 12.0 * w : N * 3.0 * w);
-      const double node_bytes = (Asm == Assembly::Gather ? (N + 1) * 4.0 + double(s_.slot_index.size()) * 4.0 + E * 12.0 * w
+      const double node_bytes = (Asm == Assembly::Gather ? (N + 1) * 4.0 + double(setup_.slot_index.size()) * 4.0 + E * 12.0 * w
                                                          : N * 6.0 * w) +
                                 N * (10.0 * w + 1.0);
       const double me = median(te), mn = median(tn), mb = median(tb);
@@ -656,11 +439,11 @@ class TledCuda final : public TledSimulationBase {
   cuda::DeviceBuffer<T> U_[2];
   cuda::DeviceBuffer<uint8_t> mask_, force_free_, presc_mask_;
   cuda::DeviceBuffer<long long> step_ctr_;
-  cuda::DeviceBuffer<ElementChecks> checks_;
-  TextureObject tex_[2];
-  ElementArgs<T> ea_{};
-  NodeArgs<T> na_{};
-  BoundaryArgs<T> ba_{};
+  cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_;
+  TextureObject u_texture_[2];
+  ElementArgs<T> element_args_{};
+  NodeArgs<T> node_args_{};
+  BoundaryArgs<T> boundary_args_{};
 };
 
 template <class T, bool Texture>
@@ -691,8 +474,8 @@ std::size_t device_bytes_of(const TledSetup& s) {
     b += (s.slot_offset.size() + s.slot_index.size()) * i32 + 12 * E * w;
   else
     b += 3 * N * w;
-  b += 2 * 3 * N * w + 2 * sizeof(long long) + sizeof(ElementChecks);
-  b += std::size_t(blocks_for(s.num_elements, kElementBlock)) * (kElementBlock / 32) * w;  // warp minima
+  b += 2 * 3 * N * w + 2 * sizeof(long long) + sizeof(cuda::DeviceElementChecks);
+  b += std::size_t(cuda::blocks_for(s.num_elements, kElementBlock)) * (kElementBlock / 32) * w;  // warp minima
   b += (F + P) * (2 * i32 + 3 * w + 1);  // boundary lists: node, curve, 3 values, mask
   return b;
 }

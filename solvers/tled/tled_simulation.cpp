@@ -7,33 +7,14 @@
 namespace eb::tled {
 
 nlohmann::json TledSimulationBase::details() const {
-  nlohmann::json j = s_.describe();
+  nlohmann::json j = setup_.describe();
   j["backend"] = to_string(backend_);
   j["precision"] = to_string(precision_);
-  j["regime"] = to_string(precision_) + (s_.texture ? "/texture" : "/no-texture") +
-                (s_.damage_enabled ? "/damage" : "/no-damage");
+  j["regime"] = to_string(precision_) + (setup_.texture ? "/texture" : "/no-texture") +
+                (setup_.damage_enabled ? "/damage" : "/no-damage");
   j["steps_done"] = step_;
   add_details(j);
   return j;
-}
-
-void TledSimulationBase::record_checks(int64_t step, int64_t inverted, int64_t first_inverted, double min_det_f,
-                                       int64_t first_nonfinite) {
-  if (inverted > 0) {
-    counts_.inverted_element_steps += inverted;
-    if (counts_.first_inverted_step < 0) {
-      counts_.first_inverted_step = step;
-      counts_.first_inverted_element = first_inverted;
-    }
-  }
-  if (std::isfinite(min_det_f)) counts_.min_det_f = std::min(counts_.min_det_f, min_det_f);
-  if (first_nonfinite >= 0) {
-    ++counts_.nonfinite_steps;
-    if (counts_.first_nonfinite_step < 0) {
-      counts_.first_nonfinite_step = step;
-      counts_.first_nonfinite_element = first_nonfinite;
-    }
-  }
 }
 
 std::string to_string(Phase p) {
@@ -60,9 +41,9 @@ bool TledSimulationBase::has_array(PhaseArray a) const {
   switch (a) {
     case PhaseArray::u:
     case PhaseArray::u_prev: return true;
-    case PhaseArray::fe: return s_.assembly == Assembly::Gather;
-    case PhaseArray::fnode: return s_.assembly == Assembly::Atomic;
-    case PhaseArray::beta: return s_.damage_enabled;
+    case PhaseArray::fe: return setup_.assembly == Assembly::Gather;
+    case PhaseArray::fnode: return setup_.assembly == Assembly::Atomic;
+    case PhaseArray::beta: return setup_.damage_enabled;
   }
   return false;
 }
@@ -70,8 +51,8 @@ bool TledSimulationBase::has_array(PhaseArray a) const {
 size_t TledSimulationBase::array_size(PhaseArray a) const {
   if (!has_array(a))
     throw std::invalid_argument("tled: no array " + to_string(a) + " in this configuration (assembly " +
-                                to_string(s_.assembly) + ", damage " + (s_.damage_enabled ? "on" : "off") + ")");
-  const size_t N = size_t(s_.num_nodes), E = size_t(s_.num_elements);
+                                to_string(setup_.assembly) + ", damage " + (setup_.damage_enabled ? "on" : "off") + ")");
+  const size_t N = size_t(setup_.num_nodes), E = size_t(setup_.num_elements);
   switch (a) {
     case PhaseArray::u:
     case PhaseArray::u_prev:

@@ -32,17 +32,15 @@ std::string to_string(Phase p);
 enum class PhaseArray { u, u_prev, fe, fnode, beta };
 std::string to_string(PhaseArray a);
 
-class TledSimulationBase : public Simulation {
+class TledSimulationBase : public MeshSimulation {
  public:
   TledSimulationBase(TledSetup setup, Backend backend, Precision precision)
-      : s_(std::move(setup)), backend_(backend), precision_(precision) {}
+      : MeshSimulation(mesh::CellType::Hexahedron), setup_(std::move(setup)), backend_(backend), precision_(precision) {
+    bind_mesh(setup_.nodes, setup_.connectivity, setup_.fixed_any);
+  }
 
-  const std::vector<mesh::Vec3>& nodes() const override { return s_.nodes; }
-  mesh::CellType cell_type() const override { return mesh::CellType::Hexahedron; }
-  const std::vector<int32_t>& connectivity() const override { return s_.connectivity; }
-  const std::vector<uint8_t>& fixed_nodes() const override { return s_.fixed_any; }
-  double dt() const override { return s_.dt; }
-  WorkCounts work_per_step() const override { return tled_work_per_step(s_, precision_); }
+  double dt() const override { return setup_.dt; }
+  WorkCounts work_per_step() const override { return tled_work_per_step(setup_, precision_); }
   ValidityCounts validity() const override { return counts_; }
   nlohmann::json details() const override;
   // Times each kernel on the current state without changing it (CUDA; null on the CPU). A
@@ -50,7 +48,7 @@ class TledSimulationBase : public Simulation {
   // whoever wants it once the timed run is over (the strbac2015 driver).
   virtual nlohmann::json kernel_profile() { return nullptr; }
 
-  const TledSetup& setup() const { return s_; }
+  const TledSetup& setup() const { return setup_; }
   int64_t steps_done() const { return step_; }
 
   // Single kernel phases (see Phase): get/set an array, run one phase on the arrays as they are.
@@ -71,17 +69,14 @@ class TledSimulationBase : public Simulation {
   virtual void run_phase_impl(Phase p) = 0;
   // Backend-specific facts added to details().
   virtual void add_details(nlohmann::json& j) const { (void)j; }
-  // Adds one step's element checks to counts_: `inverted` elements with det F <= 0 (the lowest
-  // index first_inverted), the smallest finite det F, and the lowest element whose det F was
-  // not a number (-1: none). The element formula (Eq. 18, J^{-2/3}) needs J > 0, so det F <= 0
-  // is the threshold; the run goes on and the runner judges it (solvers/common/validity.h).
-  void record_checks(int64_t step, int64_t inverted, int64_t first_inverted, double min_det_f,
-                     int64_t first_nonfinite);
 
-  TledSetup s_;
+  TledSetup setup_;
   Backend backend_;
   Precision precision_;
   int64_t step_ = 0;  // steps completed; the state is at t = step_ * dt
+  // The element checks of every step (ValidityCounts::add). The element formula (Eq. 18, J^{-2/3})
+  // needs J > 0, so det F <= 0 is the threshold; the run goes on and the runner judges it
+  // (solvers/common/validity.h).
   ValidityCounts counts_ = initial_counts();
 
  private:
