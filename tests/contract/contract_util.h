@@ -8,6 +8,10 @@
 // The scene: the built-in cantilever (1 m beam clamped at x = 0, sagging under gravity) at
 // 0.05 m (20 x 2 x 2 cubes; 80 hexahedra, 480 tetrahedra: every method meshes the box its own
 // way), each method's own time step (time.dt = 0) and few steps: small enough for 2 CPU cores.
+// Besides gravity it carries a point force at the tip on a linear curve and a traction on the
+// top face on a smooth one, both on for 0.05 s, so that the first steps of every method (time
+// steps from 1e-4 s to 0.01 s) see load factors inside (0, 1), computed on the host or, inside a
+// CUDA graph, on the device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,7 +82,12 @@ inline std::vector<Impl> impls(Backend backend, const std::function<bool(const I
 
 // The contract scene (see the top of this file) with `overrides` (--set syntax) applied.
 inline Scenario scene(const std::vector<std::string>& overrides = {}) {
-  std::vector<std::string> o = {"mesh.element_size=0.05", "time.dt=0"};
+  std::vector<std::string> o = {
+      "mesh.element_size=0.05", "time.dt=0",
+      R"(boundary.point_forces=[{"position": [1.0, 0.05, 0.05], "force": [0.0, 0.0, -50.0],
+                                 "curve": {"shape": "linear", "duration": 0.05}}])",
+      R"(boundary.surface_forces=[{"where": {"kind": "plane", "point": [0.0, 0.0, 0.1], "normal": [0.0, 0.0, 1.0]},
+                                   "traction": [0.0, 0.0, -500.0], "curve": {"shape": "smooth", "duration": 0.05}}])"};
   o.insert(o.end(), overrides.begin(), overrides.end());
   return load_scenario("cantilever", o);
 }
