@@ -11,6 +11,8 @@ void register_method_bcsr_pcg(MethodRegistry& r) {
       "Verschoor & Jalba 2012: co-rotational linear tetrahedra, semi-implicit velocity update, global BCSR matrix "
       "refreshed by a gather update, Jacobi-PCG";
   info.variants = bcsr_pcg::bcsr_pcg_variants();
+  for (auto& v : info.variants)  // scatter: floating-point atomic adds in the order threads arrive
+    v.deterministic = v.name != bcsr_pcg::to_string(bcsr_pcg::Update::Scatter);
   info.options = option_schema<bcsr_pcg::BcsrPcgOptions>(bcsr_pcg::validate_bcsr_pcg_options);
   info.dynamic = true;
   info.static_solve = true;
@@ -21,7 +23,10 @@ void register_method_bcsr_pcg(MethodRegistry& r) {
              [](const Scenario& s, const RunOptions& o) { return bcsr_pcg::make_bcsr_pcg_cpu(s, o); }});
 #if defined(ELASTOBENCH_HAVE_CUDA)
       r.add({"bcsr-pcg", v.name, Backend::Cuda, p,
-             [](const Scenario& s, const RunOptions& o) { return bcsr_pcg::make_bcsr_pcg_cuda(s, o); }});
+             [](const Scenario& s, const RunOptions& o) { return bcsr_pcg::make_bcsr_pcg_cuda(s, o); },
+             [](const Scenario& s, const RunOptions& o) {
+               return bcsr_pcg::estimate_device_bytes(bcsr_pcg::build_bcsr_pcg_setup(s, o), o.precision, o.device);
+             }});
 #endif
     }
 }

@@ -46,6 +46,11 @@ struct VariantInfo {
   // Keys of the method's section that apply to this variant; empty: all of them. A key the
   // scenario sets for a variant it does not apply to is an error naming the key.
   std::vector<std::string> keys;
+  // Whether two runs of the same scenario end in the same bits, on every backend and with any
+  // thread count: true when the variant fixes every summation order; false when it adds in the
+  // order threads arrive (floating-point atomics). The contract tests (tests/contract) check
+  // bit-identical repeats of every deterministic variant.
+  bool deterministic = true;
 };
 
 // A method's section, type-erased for the registry and the CLI.

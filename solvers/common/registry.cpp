@@ -207,6 +207,7 @@ nlohmann::json MethodRegistry::describe() const {
       for (const auto& e : entries_)
         if (e.method == m.name && e.variant == v.name) impl.push_back(to_string(e.backend) + " " + to_string(e.precision));
       variants.push_back({{"name", v.name}, {"summary", v.summary}, {"default", &v == &m.variants.front()},
+                          {"deterministic", v.deterministic},
                           {"keys", v.keys.empty() ? nlohmann::json("all") : nlohmann::json(v.keys)},
                           {"implementations", impl}});
     }

@@ -3,6 +3,7 @@
 // own scenario section, the run modes and optional scenario features it implements), then
 // registers a factory per variant x backend x precision; the CLI looks them up by name
 // (libCEED-style backend strings) and lists what is compiled in.
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,11 @@ struct MethodEntry {
   Backend backend;
   Precision precision;
   SimulationFactory factory;
+  // Backends that hold device memory (CUDA): the bytes a run of the scenario (solver.variant set
+  // to this entry's variant) will hold, the estimate the factory checks against
+  // RunOptions::gpu_memory_limit and the device's free memory before it allocates anything. A
+  // run then holds at most this and at least 1/1.25 of it (tests/contract). Null: no device memory.
+  std::function<std::size_t(const Scenario&, const RunOptions&)> estimate_device_bytes;
 };
 
 // What the registry makes of one run's request: the entry to build and the method's section

@@ -20,7 +20,10 @@ void register_method_hexmg(MethodRegistry& r) {
 #if defined(ELASTOBENCH_HAVE_CUDA)
       if (v.cuda)
         r.add({"hexmg", v.name, Backend::Cuda, p,
-               [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cuda(s, o); }});
+               [](const Scenario& s, const RunOptions& o) { return hexmg::make_hexmg_cuda(s, o); },
+               [](const Scenario& s, const RunOptions& o) {
+                 return hexmg::estimate_device_bytes(hexmg::build_model(s, o), o.precision, o.device);
+               }});
 #endif
     }
 }

@@ -1,8 +1,10 @@
 #pragma once
-// The checks the per-method device-memory tests share (tests/<method>/test_device_memory.cpp,
-// issue 12): a method's estimate_device_bytes against what its CUDA backend then allocates, and
-// its factory refusing a limit one byte below the estimate before allocating anything. CUDA
-// builds only; the callers skip without a device.
+// The device-memory checks (issue 12) that the contract tests (tests/contract/
+// test_device_memory.cpp, every CUDA entry) and the method-specific ones (tests/<method>/
+// test_device_memory.cpp: hierarchies, options and features the contract scene lacks) share: a
+// method's estimate_device_bytes against what its CUDA backend then allocates, and its factory
+// refusing a limit one byte below the estimate before allocating anything. CUDA builds only; the
+// callers skip without a device.
 #include <gtest/gtest.h>
 
 #include <algorithm>

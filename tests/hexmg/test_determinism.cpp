@@ -6,10 +6,12 @@
 // This is the test that would have caught issue 9's race (a one-level hierarchy, where the
 // coarsest CG follows the assembly directly: 8 runs on the H100 gave 8 tip displacements).
 //
-// Cases: a one-level hierarchy (the cantilever at 0.05 m, 189 vertices: the coarsest CG runs on
-// the assembled matrix, twice per step) and a three-level one (a 15^3 cube); fp32 and fp64; PDL
-// on and off (EB_HEXMG_PDL); the graph (fixed cycles), the directly launched profile variant and
-// tolerance mode (V-cycles until the residual falls 1e-6, with residual norms in between).
+// Cases: a three-level hierarchy (a 15^3 cube) with the graph (fixed cycles), the directly
+// launched profile variant and tolerance mode (V-cycles until the residual falls 1e-6, with
+// residual norms in between), and the one-level hierarchy (the cantilever at 0.05 m, 189
+// vertices: the coarsest CG runs on the assembled matrix, twice per step) with the profile
+// variant; fp32 and fp64; PDL on and off (EB_HEXMG_PDL). The one-level graph and tolerance runs
+// with default launches are the contract's (tests/contract/test_determinism.cpp, the same scene).
 // Runs with PDL on and off must agree with each other bit for bit as well (PDL only changes
 // when a kernel starts, never its arithmetic), which a separate test checks per case.
 #include <cstring>
@@ -33,7 +35,8 @@ std::vector<DeterminismCase> cases() {
   std::vector<DeterminismCase> out;
   for (const char* m : {"cantilever", "cube"})
     for (const char* v : {"graph", "profile", "tolerance"})
-      for (Precision p : {Precision::Fp32, Precision::Fp64}) out.push_back({m, v, p});
+      for (Precision p : {Precision::Fp32, Precision::Fp64})
+        if (std::string(m) == "cube" || std::string(v) == "profile") out.push_back({m, v, p});
   return out;
 }
 

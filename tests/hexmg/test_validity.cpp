@@ -1,8 +1,9 @@
-// hexmg's validity() and solver_stats() (issue 9, items 1 and 5), on each backend: a load that
-// inverts elements is counted with its first element and step, a valid load is not, a
-// non-finite state stops advance() without an exception and names the element in connectivity()
-// order, tolerance mode counts the solves that missed their tolerance, fixed cycles report no
-// `converged` (only the reduction reached), and the linear variant says it checks no det F.
+// hexmg's validity() and solver_stats() (issue 9, items 1 and 5), on each backend: a valid load
+// counts no inversion below the method's det F threshold (an inverting load is the contract's,
+// tests/contract/test_validity.cpp), a non-finite state stops advance() without an exception and
+// names the element in connectivity() order, tolerance mode counts the solves that missed their
+// tolerance, fixed cycles report no `converged` (only the reduction reached), and the linear
+// variant says it checks no det F.
 #include <cmath>
 
 #include "assembly/hexmg/hex_element.h"
@@ -13,28 +14,6 @@ namespace {
 
 class Validity : public ::testing::TestWithParam<Regime> {};
 
-// The issue's example: gravity 1e8 times too strong on the 1 m beam (here at 0.05 m, one level).
-TEST_P(Validity, InvertingLoadIsCountedWithFirstElementAndStep) {
-  const Regime r = GetParam();
-  EB_HEXMG_SKIP_WITHOUT_DEVICE(r);
-  auto sim = make(load_scenario("cantilever", {"mesh.element_size=0.05", "boundary.gravity=[0,0,-1e9]"}), r);
-  sim->advance(20);
-  const ValidityCounts v = sim->validity();
-  std::printf("%s: %lld inverted element-steps, first element %lld in the state of step %lld, min det F %.3g\n",
-              (to_string(r.backend) + "_" + to_string(r.precision)).c_str(), (long long)v.inverted_element_steps,
-              (long long)v.first_inverted_element, (long long)v.first_inverted_step, v.min_det_f);
-  EXPECT_TRUE(v.det_f_checked);
-  EXPECT_EQ(v.inverted_threshold, kInvertedVolumeRatio);
-  EXPECT_GT(v.inverted_element_steps, 0);
-  EXPECT_GE(v.first_inverted_element, 0);
-  EXPECT_LT(v.first_inverted_element, int64_t(sim->connectivity().size() / 8));
-  // Step 0 is the undeformed initial state; the last checked state is that of step 20.
-  EXPECT_GE(v.first_inverted_step, 1);
-  EXPECT_LE(v.first_inverted_step, 20);
-  EXPECT_LE(v.min_det_f, kInvertedVolumeRatio);
-  EXPECT_EQ(v.nonfinite_steps, 0);
-}
-
 TEST_P(Validity, ValidLoadHasNoInversion) {
   const Regime r = GetParam();
   EB_HEXMG_SKIP_WITHOUT_DEVICE(r);
@@ -42,6 +21,7 @@ TEST_P(Validity, ValidLoadHasNoInversion) {
   sim->advance(10);
   const ValidityCounts v = sim->validity();
   EXPECT_TRUE(v.det_f_checked);
+  EXPECT_EQ(v.inverted_threshold, kInvertedVolumeRatio);
   EXPECT_EQ(v.inverted_element_steps, 0);
   EXPECT_EQ(v.first_inverted_step, -1);
   EXPECT_EQ(v.first_inverted_element, -1);

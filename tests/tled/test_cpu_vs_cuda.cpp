@@ -1,6 +1,8 @@
-// CUDA equals CPU (same precision) over 1,000 steps: within 1e-4 relative in fp32 and 1e-10 in
-// fp64 (issue #4). Both use the gather assembly, whose summation order is the same on both
-// backends; the remaining differences are FMA contraction and library cbrt/exp rounding.
+// CUDA equals CPU (same precision) over 1,000 steps, well into the large deformation, with what
+// only TLED has (the texture path, damage): within 1e-4 relative in fp32 and 1e-10 in fp64
+// (issue #4). Both use the gather assembly, whose summation order is the same on both backends;
+// the remaining differences are FMA contraction and library cbrt/exp rounding. The plain run of
+// each variant and precision is the contract's (tests/contract/test_cpu_vs_cuda.cpp).
 #include <cmath>
 
 #include "solvers/common/cuda_utils.cuh"
@@ -64,7 +66,7 @@ std::string pair_name(const ::testing::TestParamInfo<Pair>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tled, CpuVsCuda,
-                         ::testing::Values(Pair{Precision::Fp32, false, false}, Pair{Precision::Fp32, true, true},
+                         ::testing::Values(Pair{Precision::Fp32, true, true},
                                            Pair{Precision::Fp64, false, true}, Pair{Precision::Fp64, true, false}),
                          pair_name);
 

@@ -1,9 +1,9 @@
 // The device-memory estimate (issue 12): estimate_device_bytes, which make_tled_cuda checks
 // against the device's free memory and RunOptions::gpu_memory_limit before its first
 // allocation, against what the backend then holds: actual <= estimate <= 1.25 actual, in both
-// precisions, both assemblies, with and without damage, on the cube and on the loaded box (forces
-// and prescribed displacements). A limit one byte below the estimate is refused before anything
-// is allocated; a limit of exactly the estimate is not. CUDA build only (test_tled_gpu).
+// precisions, with what the contract scene (tests/contract/test_device_memory.cpp: each
+// assembly, and the refusal of a limit below the estimate) lacks: damage, and the loaded box's
+// prescribed displacements. CUDA build only (test_tled_gpu).
 #include <string>
 
 #include "solvers/tled/tled_setup.h"
@@ -58,15 +58,9 @@ TEST_P(DeviceMemory, EstimateBoundsWhatIsAllocated) {
   EXPECT_EQ(a.sim->device_bytes(), a.held);
 }
 
-TEST_P(DeviceMemory, LimitBelowTheEstimateIsRefusedBeforeAllocating) {
-  eb::test::expect_refused_below_estimate(estimate_, "tled cuda " + to_string(c_.precision), make_);
-}
-
 std::vector<MemoryCase> memory_cases() {
   std::vector<MemoryCase> out;
   for (Precision p : {Precision::Fp32, Precision::Fp64}) {
-    out.push_back({p, "gather", false, false});
-    out.push_back({p, "atomic", false, false});
     out.push_back({p, "gather", true, false});
     out.push_back({p, "gather", false, true});
     out.push_back({p, "atomic", true, true});
