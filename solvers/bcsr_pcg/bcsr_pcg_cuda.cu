@@ -21,8 +21,10 @@ namespace {
 using linalg::Offset;
 using namespace kernels;
 
-// The global matrix as the CG's operator on the device: the sliced SpMV of solvers/linalg, and
-// the diagonal read from the current values.
+// The global matrix as the CG's operator on the device: the sliced SpMV of solvers/linalg (with
+// its fused dot and its values offered to the L2, so that the CG engine can plan the single
+// reduction and L2 residency as for any BCSR operator), and the diagonal read from the current
+// values.
 template <class T>
 class SlicedOperator final : public linalg::LinearOperator<T> {
  public:
@@ -36,6 +38,13 @@ class SlicedOperator final : public linalg::LinearOperator<T> {
     EB_CUDA_CHECK_LAUNCH();
   }
   std::string name() const override { return "bcsr-pcg global matrix (sliced BCSR)"; }
+  std::size_t fused_dot_blocks() const override { return linalg::spmv_dot_blocks(matrix_); }
+  void apply_dot(const T* x, T* y, const linalg::DotTarget& t, linalg::StreamHandle s) const override {
+    linalg::spmv_dot(matrix_, x, y, t, linalg::cuda_stream(s));
+  }
+  typename linalg::LinearOperator<T>::Storage hot_storage() const override {
+    return {matrix_.val.data(), matrix_.val.bytes()};
+  }
 
  private:
   const linalg::DeviceBcsr<T>& matrix_;
@@ -95,21 +104,27 @@ HostLayout<T> host_layout(const BcsrPcgSetup& s) {
   return h;
 }
 
-// Device bytes of one DeviceCgEngine (solvers/linalg/cg_cuda.cu, allocate()) on n unknowns: x, r,
-// p, q, the Jacobi diagonal and its inverse, the partial sums of its grid (256 threads a block,
-// at most 8 blocks per SM), ticket, scalars and residual history.
+// The CG problem of the global matrix (SlicedOperator), known from the host layout before the
+// operator exists: the engine's plan, and so its memory, follows from it (linalg::choose_cg_plan).
 template <class T>
-std::size_t cg_engine_bytes(std::size_t n, const linalg::CgOptions& o, int multiprocessors) {
-  const bool jacobi = o.preconditioner == linalg::Preconditioner::Jacobi && n > 0;
-  const std::size_t grid = std::clamp<std::size_t>((n + 255) / 256, 1, 8 * std::size_t(std::max(1, multiprocessors)));
-  return (4 + (jacobi ? 2 : 0)) * n * sizeof(T) + grid * 3 * sizeof(double) + sizeof(unsigned) +
-         sizeof(linalg::CgScalars) + (std::size_t(o.max_iterations) + 1) * sizeof(double);
+linalg::CgProblem cg_problem_of(const BcsrPcgSetup& s, const HostLayout<T>& h, const linalg::CgDeviceProperties& device) {
+  linalg::CgProblem p;
+  p.location = linalg::Location::Device;
+  p.rows = 3 * linalg::Index(s.num_nodes);
+  p.value_bytes = sizeof(T);
+  const int warps = h.sliced.warps_per_slice > 0
+                        ? h.sliced.warps_per_slice
+                        : linalg::choose_warps_per_slice(h.sliced.slices(), h.sliced.steps(), device.multiprocessors);
+  p.fused_dot_blocks = h.sliced.slices() > 0 ? linalg::sliced_bcsr_product_blocks(h.sliced.slices(), warps) : 0;
+  p.hot_bytes = h.sliced.val.size() * sizeof(T);
+  p.device = device;
+  return p;
 }
 
 // What BcsrPcgCuda allocates for `s` with layout `h` (build(), in its order, and the two CG
-// solvers of make_solvers()) on a device of `multiprocessors` SMs.
+// solvers of make_solvers()) on `device`.
 template <class T>
-std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, int multiprocessors) {
+std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, const linalg::CgDeviceProperties& device) {
   using linalg::Index;
   const std::size_t E = std::size_t(s.num_elements), n = 3 * std::size_t(s.num_nodes), w = sizeof(T);
   std::size_t b = 4 * E * sizeof(int32_t) + (s.Dm_inv.size() + s.Dm.size() + s.volume.size()) * w;
@@ -129,7 +144,8 @@ std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, int mul
   }
   b += s.curves.size() * (sizeof(CurveParams) + sizeof(double));
   b += sizeof(StepState) + 2 * sizeof(cuda::DeviceElementChecks);
-  for (bool stat : {false, true}) b += cg_engine_bytes<T>(n, cg_options(s.options, stat), multiprocessors);
+  const linalg::CgProblem problem = cg_problem_of(s, h, device);
+  for (bool stat : {false, true}) b += linalg::choose_cg_plan(problem, cg_options(s.options, stat)).device_bytes;
   return b;
 }
 
@@ -540,6 +556,9 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void add_details(nlohmann::json& j) const override {
     j["device"] = device_;
+    // What the CG engine chose for this size and precision (linalg::choose_cg_plan), and why.
+    if (cg_dynamic_) j["cg_dynamic"] = linalg::describe(cg_dynamic_->plan());
+    if (cg_static_) j["cg_static"] = linalg::describe(cg_static_->plan());
     j["graph"] = use_graph();
     j["sliced_steps"] = steps_;
     j["gather_padding"] = index_entries_ > 0 ? double(padded_) / index_entries_ : 0.0;
@@ -575,35 +594,38 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
 // The layout on the host, the estimate checked, then the device's allocations.
 template <class T>
-std::unique_ptr<BcsrPcgSimulation> make_typed(BcsrPcgSetup s, const RunOptions& o, int multiprocessors) {
+std::unique_ptr<BcsrPcgSimulation> make_typed(BcsrPcgSetup s, const RunOptions& o,
+                                              const linalg::CgDeviceProperties& device) {
   HostLayout<T> layout = host_layout<T>(s);
-  require_device_memory(double(planned_bytes(s, layout, multiprocessors)),
+  require_device_memory(double(planned_bytes(s, layout, device)),
                         "bcsr-pcg cuda " + to_string(o.precision) + " on " + std::to_string(s.num_elements) +
                             " tetrahedra and " + std::to_string(s.num_nodes) + " nodes",
                         o.device, o.gpu_memory_limit);
   return std::make_unique<BcsrPcgCuda<T>>(std::move(s), std::move(layout), o.precision, o.device);
 }
 
-int usable_multiprocessors(int device) {
+// The properties the plan depends on, of `device` made current (as the backend's constructor does).
+linalg::CgDeviceProperties usable_device(int device) {
   const GpuInfo g = cuda_device_info(device);
   if (!g.usable) throw RuntimeFailure("bcsr-pcg cuda: " + g.reason);
-  return g.multiprocessors;
+  EB_CUDA_CHECK(cudaSetDevice(device));
+  return linalg::cg_device_properties();
 }
 
 }  // namespace
 
 std::size_t estimate_device_bytes(const BcsrPcgSetup& s, Precision p, int device) {
-  const int sms = usable_multiprocessors(device);
-  if (p == Precision::Fp32) return planned_bytes(s, host_layout<float>(s), sms);
-  return planned_bytes(s, host_layout<double>(s), sms);
+  const linalg::CgDeviceProperties d = usable_device(device);
+  if (p == Precision::Fp32) return planned_bytes(s, host_layout<float>(s), d);
+  return planned_bytes(s, host_layout<double>(s), d);
 }
 
 std::unique_ptr<BcsrPcgSimulation> make_bcsr_pcg_cuda_impl(const Scenario& sc, const RunOptions& o) {
   if (cuda_device_count() == 0) throw RuntimeFailure("bcsr-pcg cuda: " + cuda_device_info(o.device).reason);
   BcsrPcgSetup s = build_bcsr_pcg_setup(sc, o);
-  const int sms = usable_multiprocessors(o.device);
-  if (o.precision == Precision::Fp32) return make_typed<float>(std::move(s), o, sms);
-  return make_typed<double>(std::move(s), o, sms);
+  const linalg::CgDeviceProperties d = usable_device(o.device);
+  if (o.precision == Precision::Fp32) return make_typed<float>(std::move(s), o, d);
+  return make_typed<double>(std::move(s), o, d);
 }
 
 std::unique_ptr<Simulation> make_bcsr_pcg_cuda(const Scenario& sc, const RunOptions& o) {

@@ -16,7 +16,6 @@
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/scenario.h"
 #include "solvers/hexmg/hexmg_simulation.h"
-#include "tests/common/env_guard.h"
 
 namespace eb::hexmg::test {
 
@@ -43,7 +42,6 @@ inline std::string regime_name(const ::testing::TestParamInfo<Regime>& info) {
       GTEST_SKIP() << "no usable CUDA device";                                     \
   } while (0)
 
-using ::eb::test::EnvGuard;
 
 // Round-off scale of a precision (tolerances are multiples of it).
 inline double eps_of(Precision p) { return p == Precision::Fp32 ? 1.2e-7 : 2.2e-16; }

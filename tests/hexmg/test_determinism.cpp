@@ -64,13 +64,12 @@ struct RunResult {
 constexpr int kSteps = 40;
 
 RunResult run_once(const DeterminismCase& c, bool pdl) {
-  std::unique_ptr<HexmgSimulation> sim;
-  {
-    EnvGuard g("EB_HEXMG_PDL", pdl ? "1" : "0");
-    sim = make(scenario_of(c), {Backend::Cuda, c.precision});
-  }
+  Scenario sc = scenario_of(c);
+  sc.method_options["hexmg"]["programmatic_dependent_launch"] = pdl;
+  const std::unique_ptr<HexmgSimulation> sim = make(sc, {Backend::Cuda, c.precision});
   const nlohmann::json d = sim->details();
-  EXPECT_EQ(d.value("programmatic_dependent_launch", !pdl), pdl) << "EB_HEXMG_PDL did not take effect";
+  EXPECT_EQ(d.value("programmatic_dependent_launch", !pdl), pdl)
+      << "hexmg.programmatic_dependent_launch did not take effect";
   for (int chunk : {1, 7, kSteps - 8}) sim->advance(chunk);  // single steps and batches
   RunResult r;
   sim->copy_state_to_host(r.u, r.v);
