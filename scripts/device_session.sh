@@ -109,7 +109,7 @@ for part in $parts; do
       tools=${EB_SANITIZE_TOOLS:-memcheck racecheck}
       # EB_SANITIZE_BINS: test binaries by name (default: every GPU test binary staged).
       if [ -n "${EB_SANITIZE_BINS:-}" ]; then bins=$(for b in $EB_SANITIZE_BINS; do echo "$B/bin/$b"; done)
-      else bins=$(ls "$B"/bin/test_*_gpu "$B"/bin/test_common_cuda 2>/dev/null); fi
+      else bins=$(ls "$B"/bin/test_*_gpu "$B"/bin/test_common_cuda "$B"/bin/test_contract 2>/dev/null); fi
       runs=$(( $(echo $bins | wc -w) * $(echo $tools | wc -w) ))
       per_run=$(( ${EB_SANITIZE_BUDGET:-500} / (runs > 0 ? runs : 1) ))
       table="$OUT/sanitize_summary.txt"

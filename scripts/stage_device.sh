@@ -14,7 +14,7 @@ mkdir -p .devcarry/build/bin
 # (tree included). A call that runs only some parts may still name its binaries in EB_STAGE_BINS
 # (e.g. `EB_STAGE_BINS=elastobench` for the tled part) or set EB_DEVICE_CCX=0 when CalculiX is not
 # needed.
-for b in ${EB_STAGE_BINS:-elastobench test_common_cuda bench_ceilings 'test_*_gpu' bench_tled bench_hexmg bench_sparse 'bench_*_gpu'}; do
+for b in ${EB_STAGE_BINS:-elastobench test_common_cuda test_contract bench_ceilings 'test_*_gpu' bench_tled bench_hexmg bench_sparse 'bench_*_gpu'}; do
   for f in "$B"/bin/$b; do [ -f "$f" ] && cp "$f" .devcarry/build/bin/; done
 done
 strip --strip-unneeded .devcarry/build/bin/* 2>/dev/null || true

@@ -25,10 +25,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(Offset threads, int per_block = kThreads) {
-  return unsigned((threads + per_block - 1) / per_block);
-}
-
 template <class T>
 __global__ void __launch_bounds__(kThreads) k_init_rows(Index n, const T* __restrict__ diag, const T* __restrict__ x,
                                                         T* __restrict__ y) {
@@ -163,7 +159,7 @@ template <class T>
 void launch_coo_accumulate(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t st) {
   if (a.nnz == 0) return;
   // Enough warps to fill the device a few times over; each walks the entries with a grid stride.
-  const unsigned blocks = std::min<unsigned>(blocks_for(a.nnz), 65535u);
+  const unsigned blocks = std::min<unsigned>(cuda::blocks_for(a.nnz, kThreads), 65535u);
   k_coo_accumulate<T><<<blocks, kThreads, 0, st>>>(a.nnz, a.row.data(), a.col.data(), a.val.data(), x, y);
   EB_CUDA_CHECK_LAUNCH();
 }
@@ -171,13 +167,13 @@ void launch_coo_accumulate(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t
 template <class T>
 void launch_init_rows(Index n, const T* diag, const T* x, T* y, cudaStream_t st) {
   if (n == 0) return;
-  k_init_rows<T><<<blocks_for(n), kThreads, 0, st>>>(n, diag, x, y);
+  k_init_rows<T><<<cuda::blocks_for(n, kThreads), kThreads, 0, st>>>(n, diag, x, y);
   EB_CUDA_CHECK_LAUNCH();
 }
 
 template <class T, int G>
 void launch_csr_g(const DeviceCsr<T>& a, const T* diag, const T* x, T* y, cudaStream_t st) {
-  k_csr<T, G><<<blocks_for(Offset(a.rows) * G), kThreads, 0, st>>>(a.rows, a.row_ptr.data(), a.col.data(),
+  k_csr<T, G><<<cuda::blocks_for(Offset(a.rows) * G, kThreads), kThreads, 0, st>>>(a.rows, a.row_ptr.data(), a.col.data(),
                                                                       a.val.data(), diag, x, y);
   EB_CUDA_CHECK_LAUNCH();
 }
@@ -198,7 +194,7 @@ void launch_csr(const DeviceCsr<T>& a, const T* diag, const T* x, T* y, cudaStre
 template <class T>
 void launch_ell(const DeviceEll<T>& a, const T* diag, const T* x, T* y, cudaStream_t st) {
   if (a.rows == 0) return;
-  k_ell<T><<<blocks_for(a.rows), kThreads, 0, st>>>(a.rows, a.width, a.col.data(), a.val.data(), diag, x, y);
+  k_ell<T><<<cuda::blocks_for(a.rows, kThreads), kThreads, 0, st>>>(a.rows, a.width, a.col.data(), a.val.data(), diag, x, y);
   EB_CUDA_CHECK_LAUNCH();
 }
 

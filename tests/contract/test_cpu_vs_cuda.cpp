@@ -4,10 +4,12 @@
 // which some backends launch as one CUDA graph).
 //
 // Tolerances, relative to the largest value of the CPU run:
-//  - fp64: 1e-10 on displacements and velocities. The backends compute the same formulas in
-//    other summation orders (reductions, atomics) and contractions (FMA on the device); 20 steps
-//    carry each step's rounding into the next state, and stay orders of magnitude below this,
-//    while a wrong load factor, a missing term or a wrong layout fail by orders of magnitude.
+//  - fp64: 1e-9 on displacements and velocities. The backends compute the same formulas in
+//    other summation orders (reductions, atomics) and contractions (FMA on the device), and the
+//    device's CG may run another iteration with the same iterates in exact arithmetic (the single
+//    reduction, linalg::choose_cg_plan); 20 steps of fixed-count or tolerance solves carry each
+//    step's rounding into the next state (on the H100: bcsr-pcg 2.2e-10, hexmg tolerance 1.3e-10
+//    in v), while a wrong load factor, a missing term or a wrong layout fail by orders of magnitude.
 //  - fp32: the CUDA run is as close to the CPU fp64 run as the CPU fp32 run is (within 4x, the
 //    rounding of independent summation orders, + 1e-6), i.e. it loses no accuracy of its own. A
 //    fixed fp32 tolerance would not do for every method: under co-rotation the elastic forces
@@ -41,8 +43,8 @@ TEST_P(CpuVsCuda, SmallSceneAgreesWithTheCpuBackend) {
   std::printf("%s: largest displacement %.3e m; CUDA against CPU: u %.2e, v %.2e relative\n", label(gpu).c_str(),
               max_abs(c.u), du, dv);
   if (gpu.precision == Precision::Fp64) {
-    EXPECT_LE(du, 1e-10);
-    EXPECT_LE(dv, 1e-10);
+    EXPECT_LE(du, 1e-9);
+    EXPECT_LE(dv, 1e-9);
     return;
   }
   Impl ref = cpu;

