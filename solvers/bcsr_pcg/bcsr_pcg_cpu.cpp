@@ -240,7 +240,11 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
     }
   }
 
-  void add_details(nlohmann::json& j) const override { j["threads"] = threads_; }
+  void add_details(nlohmann::json& j) const override {
+    j["threads"] = threads_;
+    if (cg_dynamic_) j["cg_dynamic"] = linalg::describe(cg_dynamic_->plan());
+    if (cg_static_) j["cg_static"] = linalg::describe(cg_static_->plan());
+  }
 
   int threads_;
   bool static_ = false;

@@ -35,11 +35,23 @@ void validate_bcsr_pcg_options(const BcsrPcgOptions& o) {
   } catch (const InputError& e) {
     throw InputError(std::string("scenario key 'bcsr-pcg.node_order': ") + e.what());
   }
+  try {
+    linalg::parse_single_reduction(o.cg_single_reduction);
+  } catch (const InputError& e) {
+    throw InputError(std::string("scenario key 'bcsr-pcg.cg_single_reduction': ") + e.what());
+  }
+  try {
+    linalg::parse_l2_residency(o.cg_l2_residency);
+  } catch (const InputError& e) {
+    throw InputError(std::string("scenario key 'bcsr-pcg.cg_l2_residency': ") + e.what());
+  }
 }
 
 linalg::CgOptions cg_options(const BcsrPcgOptions& opt, bool static_solve) {
   linalg::CgOptions o;
   o.preconditioner = linalg::Preconditioner::Jacobi;
+  o.single_reduction = linalg::parse_single_reduction(opt.cg_single_reduction);
+  o.l2_resident_operator = linalg::parse_l2_residency(opt.cg_l2_residency);
   if (static_solve) {
     o.tolerance = opt.static_cg_tolerance;
     o.max_iterations = opt.cg_max_iterations;

@@ -36,6 +36,10 @@ struct BcsrPcgOptions {
   bool graph = true;             // CUDA: each step one CUDA graph; false: kernels timed per phase
   bool warm_start = true;        // CG starts from the previous step's velocity (false: from 0)
   std::string node_order = "rcm";  // node numbering for SpMV locality: rcm, metis, none (meshes/reorder.h)
+  // The CG engine's choices (linalg::CgOptions; summary.json's cg_dynamic/cg_static say what ran):
+  // "auto" leaves them to linalg::choose_cg_plan (by size and precision), "on"/"off" force them.
+  std::string cg_single_reduction = "auto";  // the single-reduction iteration
+  std::string cg_l2_residency = "auto";      // CUDA: the matrix's values kept in the L2 where they fit
 };
 template <class V> void visit(V& v, BcsrPcgOptions& o) {
   v("cg_iterations", o.cg_iterations);
@@ -45,6 +49,8 @@ template <class V> void visit(V& v, BcsrPcgOptions& o) {
   v("graph", o.graph);
   v("warm_start", o.warm_start);
   v("node_order", o.node_order);
+  v("cg_single_reduction", o.cg_single_reduction);
+  v("cg_l2_residency", o.cg_l2_residency);
 }
 void validate_bcsr_pcg_options(const BcsrPcgOptions& o);  // InputError naming bcsr-pcg.KEY
 

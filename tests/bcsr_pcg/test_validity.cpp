@@ -136,6 +136,10 @@ TEST_P(Validity, BadInputIsAnInputErrorNamingIt) {
   EXPECT_NE(msg.find("bcsr-pcg.cg_iterations"), std::string::npos) << msg;
   msg = input_error([&] { make(test_box({"bcsr-pcg.node_order=\"spiral\""}), r); });
   EXPECT_NE(msg.find("bcsr-pcg.node_order"), std::string::npos) << msg;
+  msg = input_error([&] { make(test_box({"bcsr-pcg.cg_single_reduction=\"sometimes\""}), r); });
+  EXPECT_NE(msg.find("bcsr-pcg.cg_single_reduction"), std::string::npos) << msg;
+  msg = input_error([&] { make(test_box({"bcsr-pcg.cg_l2_residency=\"yes\""}), r); });
+  EXPECT_NE(msg.find("bcsr-pcg.cg_l2_residency"), std::string::npos) << msg;
   msg = input_error([&] { make(test_box(), r, 1, "colouring"); });
   EXPECT_NE(msg.find("colouring"), std::string::npos) << msg;
 }
