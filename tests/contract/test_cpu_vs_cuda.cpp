@@ -15,6 +15,11 @@
 //    fixed fp32 tolerance would not do for every method: under co-rotation the elastic forces
 //    cancel to the strain (~1e-4 on the sagging beam), so fp32 keeps ~eps32 / strain ~ 1e-3 of
 //    the state (CPU fp32 against CPU fp64 on this scene: hexmg 1e-3, bcsr-pcg 4e-4, tled 7e-5).
+//    A variant whose summation order changes from run to run (atomics: VariantInfo::deterministic
+//    false) has an fp32 error that moves with it, and the CPU run may be the luckier one (bcsr-pcg
+//    scatter on the H100: CUDA 4.3e-4 against CPU 6.4e-5 in one run, within 4x in another), so
+//    there the bound is that precision itself, 2e-3, as in test_options.cpp.
+#include <algorithm>
 #include <cstdio>
 
 #include "tests/contract/contract_util.h"
@@ -53,7 +58,8 @@ TEST_P(CpuVsCuda, SmallSceneAgreesWithTheCpuBackend) {
   const State r = twenty_steps(ref, sc);
   const double e_gpu = relative_difference(g.u, r.u), e_cpu = relative_difference(c.u, r.u);
   std::printf("fp32 against CPU fp64: CUDA %.2e, CPU %.2e\n", e_gpu, e_cpu);
-  EXPECT_LE(e_gpu, 4 * e_cpu + 1e-6);
+  const double bound = gpu.variant_info().deterministic ? 4 * e_cpu + 1e-6 : std::max(4 * e_cpu + 1e-6, 2e-3);
+  EXPECT_LE(e_gpu, bound);
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuVsCuda);
