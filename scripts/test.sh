@@ -41,11 +41,12 @@ if [ "${EB_SANITIZE:-1}" != "0" ]; then
     CMAKE_ARGS="${CMAKE_ARGS:-} -DELASTOBENCH_SANITIZE=address,undefined -DELASTOBENCH_CUDA=OFF -DELASTOBENCH_BUILD_BENCHMARKS=OFF -DELASTOBENCH_METHOD_TESTS=OFF" \
     bash scripts/build.sh
   stage_done "sanitizer build"
-  # `long`: the end-to-end experiment runs (reproduce dick2011 --quick's parts, the armadillo's
-  # 10,000-step CG solves, ParaView over reproduce strbac2015, the kill-and-recheck harness), minutes
-  # each here and several times that under the sanitizers; the first run has them, and the code
-  # they drive runs here in smaller tests. The method folders' own tests are not built here
-  # (ELASTOBENCH_METHOD_TESTS=OFF): every method runs here through the contract tests.
+  # `long`: the end-to-end experiment runs (dick2011 --quick's parts in reproduce_writes_manifests
+  # and reproduce_parts, the armadillo's 10,000-step CG solves, ParaView over reproduce strbac2015,
+  # the kill-and-recheck harness), minutes each here and several times that under the sanitizers;
+  # the first run has them, and the code they drive runs here in smaller tests. The method
+  # folders' own tests are not built here (ELASTOBENCH_METHOD_TESTS=OFF): every method runs here
+  # through the contract tests.
   ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j "${JOBS:-$(nproc)}" -LE '^(gpu|long)$' --repeat until-pass:2 \
     ${CTEST_ARGS:-} 2>&1 | tee "$logs_dir/asan.log" || status=$?
   if compgen -G "$logs/*" > /dev/null; then
