@@ -131,6 +131,7 @@ probes = [ { name = "head", position = [0.0, 5.0, 6.5] } ]
 [corot-cg]
 cg_iterations = 25
 cg_tolerance = 1.0e-3
+preconditioner = "none"
 vertex_mass = 0.01
 )";
 
@@ -174,6 +175,7 @@ probes = [ { name = "tip", position = [19.0, 8.0, 0.0] } ]
 [corot-cg]
 cg_iterations = 10
 cg_tolerance = 1.0e-6
+preconditioner = "none"
 )";
 
 const char* kSofaBeam40 = R"(name = "sofa-beam-40"
@@ -214,6 +216,7 @@ probes = [ { name = "tip", position = [16.0, 8.0, 0.0] } ]
 [corot-cg]
 cg_iterations = 20
 cg_tolerance = 1.0e-6
+preconditioner = "none"
 )";
 
 std::mutex& registry_mutex() {

@@ -423,7 +423,7 @@ class CorotCgCuda final : public CorotCgSimulation {
       timer_.end(stream_);
       timer_.flush(timings_, batch);
       const linalg::CgResult r = cg_dynamic_->last_result();
-      record_solve(r, false);
+      record_solve(r);
       solves_ += batch - 1;
       cg_iterations_total_ += int64_t(r.iterations) * (batch - 1);
       step_ += batch;

@@ -73,7 +73,7 @@ class CorotCgSimulation : public MeshSimulation {
  protected:
   virtual void frame();  // one dynamic frame through the stages (backends may capture it)
   void record_checks(const ElementChecks& checks) { counts_.add(checks_step_, checks); }
-  void record_solve(const linalg::CgResult& r, bool static_solve);
+  void record_solve(const linalg::CgResult& r);
   virtual void add_details(nlohmann::json& j) const { (void)j; }
   // What the next Forces applies: factors per curve, gravity's scale, impulse.
   std::vector<double> curve_factors_;
@@ -89,7 +89,7 @@ class CorotCgSimulation : public MeshSimulation {
   int64_t checks_step_ = 0;
   SolverStats stats_;
   ValidityCounts counts_;
-  int64_t cg_iterations_total_ = 0, solves_ = 0;
+  int64_t cg_iterations_total_ = 0, solves_ = 0, tolerance_met_ = 0;
   double last_residual_ = 0;
 };
 

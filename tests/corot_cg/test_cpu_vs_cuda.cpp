@@ -70,7 +70,7 @@ TEST_P(CpuVsCuda, MappingMatchesTheCpuOnTheRaptor) {
 TEST_P(CpuVsCuda, FiftyFramesMatchTheCpu) {
   EB_COROT_CG_SKIP_WITHOUT_DEVICE(Backend::Cuda);
   for (const char* graph : {"true", "false"}) {
-    const Scenario sc = scenario_from_toml(box_toml(), {"corot-cg.cg_tolerance=0", std::string("corot-cg.graph=") + graph});
+    const Scenario sc = scenario_from_toml(box_toml(), {"corot-cg.cg_tolerance=0", "corot-cg.cg_iterations=25", std::string("corot-cg.graph=") + graph});
     auto cpu = make_corot_cg(sc, run_options(Backend::Cpu, GetParam()));
     auto gpu = make_corot_cg(sc, run_options(Backend::Cuda, GetParam()));
     cpu->advance(50);
