@@ -108,14 +108,29 @@ struct NodeArgs {
   RayleighEuler<T> k;
 };
 
+// A warp per node: its lanes split the node's incidences, then a fixed butterfly adds the lanes'
+// sums (the same order every run).
+constexpr int kWarp = 32;
+template <class T>
+__device__ __forceinline__ T warp_sum(T x) {
+  for (int o = kWarp / 2; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) k_forces(NodeArgs<T> a, const T* __restrict__ u, const T* __restrict__ v,
                                                      const FrameState<T>* st, T* __restrict__ b, T* __restrict__ diag,
                                                      uint8_t* __restrict__ contact) {
-  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (n >= a.N) return;
+  const int64_t n = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = int(threadIdx.x % kWarp);
+  if (n >= a.N) return;  // whole warps: N is a warp-uniform bound
   T f[3], dk[3], bn[3], d[3];
-  node_force(a.m, a.node_ptr, a.incidence, n, u, v, a.k.rhs_v, f, dk);
+  node_force(a.m, a.node_ptr, a.incidence, n, u, v, a.k.rhs_v, f, dk, lane, kWarp);
+  for (int i = 0; i < 3; ++i) {
+    f[i] = warp_sum(f[i]);
+    dk[i] = warp_sum(dk[i]);
+  }
+  if (lane != 0) return;
   const T* imp = st->impulse_node == n ? st->impulse : nullptr;
   node_rhs(a.k, a.loads, n, a.X, u, v, f, dk, imp, a.constrained[n], bn, d, contact[n]);
   for (int i = 0; i < 3; ++i) {
@@ -127,10 +142,13 @@ __global__ void __launch_bounds__(kThreads) k_forces(NodeArgs<T> a, const T* __r
 template <class T>
 __global__ void __launch_bounds__(kThreads) k_product(NodeArgs<T> a, const uint8_t* __restrict__ contact,
                                                       const T* __restrict__ p, T* __restrict__ y) {
-  const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t n = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = int(threadIdx.x % kWarp);
   if (n >= a.N) return;
   T kp[3], yn[3];
-  node_stiffness_times(a.m, a.node_ptr, a.incidence, a.constrained, n, p, kp);
+  node_stiffness_times(a.m, a.node_ptr, a.incidence, a.constrained, n, p, kp, lane, kWarp);
+  for (int i = 0; i < 3; ++i) kp[i] = warp_sum(kp[i]);
+  if (lane != 0) return;
   node_operator(a.k, a.loads.mass, a.loads.ground, a.loads.plane, contact, n, p, kp, yn);
   for (int i = 0; i < 3; ++i) y[3 * n + i] = yn[i];
 }
@@ -275,7 +293,7 @@ class CorotCgCuda final : public CorotCgSimulation {
     operator_ = linalg::make_function_operator<T>(
         linalg::Location::Device, linalg::Index(n),
         [this](const T* x, T* y, linalg::StreamHandle st) {
-          k_product<T><<<cuda::blocks_for(args_.N, kThreads), kThreads, 0, linalg::cuda_stream(st)>>>(args_, contact_.data(), x, y);
+          k_product<T><<<cuda::blocks_for(args_.N * kWarp, kThreads), kThreads, 0, linalg::cuda_stream(st)>>>(args_, contact_.data(), x, y);
           EB_CUDA_CHECK_LAUNCH();
         },
         s.fixed_rows, "corot-cg matrix-free (device)");
@@ -494,8 +512,9 @@ class CorotCgCuda final : public CorotCgSimulation {
     EB_CUDA_CHECK_LAUNCH();
     NodeArgs<T> a = args_;
     a.loads.gravity_scale = T(gravity_scale_);
-    k_forces<T><<<cuda::blocks_for(N, kThreads), kThreads, 0, stream_>>>(a, u_.data(), v_.data(), state_.data(), b_.data(),
-                                                                         operator_->diagonal_data(), contact_.data());
+    k_forces<T><<<cuda::blocks_for(N * kWarp, kThreads), kThreads, 0, stream_>>>(a, u_.data(), v_.data(), state_.data(),
+                                                                                 b_.data(), operator_->diagonal_data(),
+                                                                                 contact_.data());
     EB_CUDA_CHECK_LAUNCH();
   }
   void enqueue_integrate() {
@@ -622,12 +641,14 @@ nlohmann::json CorotCgCuda<T>::kernel_table(int repeats) {
     k_rotation<T><<<cuda::blocks_for(E, kThreads), kThreads, 0, stream_>>>(args_.m, setup_.rotation, u_.data(), R_.data(),
                                                                            state_.data(), checks_.data(), 0);
   }, stream_, repeats));
-  rows.push_back(kernel_row("k_forces", k_forces<T>, N, kThreads, [&] {
-    k_forces<T><<<cuda::blocks_for(N, kThreads), kThreads, 0, stream_>>>(args_, u_.data(), v_.data(), state_.data(), b_.data(),
-                                                                         operator_->diagonal_data(), contact_.data());
+  rows.push_back(kernel_row("k_forces", k_forces<T>, N * kWarp, kThreads, [&] {
+    k_forces<T><<<cuda::blocks_for(N * kWarp, kThreads), kThreads, 0, stream_>>>(args_, u_.data(), v_.data(), state_.data(),
+                                                                                 b_.data(), operator_->diagonal_data(),
+                                                                                 contact_.data());
   }, stream_, repeats));
-  rows.push_back(kernel_row("k_product", k_product<T>, N, kThreads, [&] {
-    k_product<T><<<cuda::blocks_for(N, kThreads), kThreads, 0, stream_>>>(args_, contact_.data(), b_.data(), dv_.data());
+  rows.push_back(kernel_row("k_product", k_product<T>, N * kWarp, kThreads, [&] {
+    k_product<T><<<cuda::blocks_for(N * kWarp, kThreads), kThreads, 0, stream_>>>(args_, contact_.data(), b_.data(),
+                                                                                  dv_.data());
   }, stream_, repeats));
   if (V > 0)
     rows.push_back(kernel_row("k_mapping", k_mapping<T>, V, kThreads, [&] {

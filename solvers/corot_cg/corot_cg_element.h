@@ -13,7 +13,10 @@
 //
 // K v is applied without a global matrix and without atomics: each node gathers the rows of its
 // incident elements (node_ptr / node_incidence: entries 4 e + a, a the node's local index), so
-// the sum order is fixed (deterministic) and identical on both backends.
+// the sum order is fixed (deterministic). The gathers take (lane, lanes): lane l of `lanes`
+// workers sums the node's incidences l, l + lanes, ...; the CPU runs one lane, the GPU a warp per
+// node (32 lanes, then a fixed shuffle tree), so a node of many elements is not one thread's
+// serial walk.
 #include <cstdint>
 
 #include "assembly/ground_plane.h"
@@ -111,9 +114,9 @@ EB_HD void add_rotated_row(const T R[9], const T G[4][3], T vol, tet::Lame<T> la
 // requires).
 template <class T>
 EB_HD void node_stiffness_times(const ElementArrays<T>& m, const int32_t* node_ptr, const int32_t* incidence,
-                                const uint8_t* constrained, int64_t n, const T* p, T y[3]) {
+                                const uint8_t* constrained, int64_t n, const T* p, T y[3], int lane = 0, int lanes = 1) {
   y[0] = y[1] = y[2] = T(0);
-  for (int32_t k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
+  for (int32_t k = node_ptr[n] + lane; k < node_ptr[n + 1]; k += lanes) {
     const int64_t e = incidence[k] >> 2;
     const int a = incidence[k] & 3;
     T R[9], G[4][3], vol;
@@ -134,10 +137,10 @@ EB_HD void node_stiffness_times(const ElementArrays<T>& m, const int32_t* node_p
 // node's block of sum_e R_e K_e R_e^T (the Jacobi preconditioner's share).
 template <class T>
 EB_HD void node_force(const ElementArrays<T>& m, const int32_t* node_ptr, const int32_t* incidence, int64_t n,
-                      const T* u, const T* v, T c, T f[3], T diag[3]) {
+                      const T* u, const T* v, T c, T f[3], T diag[3], int lane = 0, int lanes = 1) {
   f[0] = f[1] = f[2] = T(0);
   diag[0] = diag[1] = diag[2] = T(0);
-  for (int32_t k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
+  for (int32_t k = node_ptr[n] + lane; k < node_ptr[n + 1]; k += lanes) {
     const int64_t e = incidence[k] >> 2;
     const int a = incidence[k] & 3;
     T R[9], G[4][3], vol;
