@@ -30,10 +30,12 @@ TEST_P(Dynamics, BoxRunIsValidDeterministicAndFollowsTheSchedule) {
     EXPECT_LE(st.iterations, sim->setup().options.cg_iterations);
     EXPECT_TRUE(std::isfinite(st.final_residual));
     sim->copy_state_to_host(u[run], v[run]);
-    // The free end has come down to the ground (the plane is 4 mm below the box).
+    // The free end has come down onto the ground (the plane is 4 mm below the box; without it the
+    // tip would sag ~3 cm under gravity): below the plane by the penalty's small penetration only.
     double lowest = 0;
     for (size_t n = 0; n < sim->nodes().size(); ++n) lowest = std::min(lowest, u[run][3 * n + 2]);
     EXPECT_LT(lowest, -0.004);
+    EXPECT_GT(lowest, -0.006);
     // Impulses at frames 7, 14, ..., 49: the schedule's, on every backend.
     const nlohmann::json applied = sim->details()["impulses_applied"];
     ASSERT_EQ(applied.size(), 7u);
