@@ -35,7 +35,7 @@ struct CorotCgOptions {
   double vertex_mass = 0.0;
   double total_mass = 0.0;
   double static_cg_tolerance = 1e-10;  // inner CG of the static iterations (relative)
-  int static_cg_max_iterations = 2000;
+  int static_cg_max_iterations = 1000;
   bool graph = true;              // CUDA: each frame one CUDA graph; false: kernels timed per stage
   std::string node_order = "rcm";  // node numbering: rcm, metis, none (meshes/reorder.h)
 };
