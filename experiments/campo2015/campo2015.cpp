@@ -13,7 +13,8 @@
 //                  all threads, GPU fp32/fp64, beside SOFA's published figures
 //   cg_iteration.csv  a CG iteration and the operator product alone: ms, compulsory bytes, GB/s,
 //                  fraction of the STREAM triad measured in this run
-//   meta.json      parameters, ceilings, conventions, verdicts
+//   meta.json      parameters, ceilings, conventions
+//   runs/<part>_<config>/run.json  each run's validity (ValidityTracker) and method details
 // Parts: raptor, sizes, beams, cg. --quick: CPU only, reduced frame counts, minutes.
 // analysis/campo2015.py draws the figures and the tables with the thesis's values beside ours.
 #include <algorithm>
@@ -90,7 +91,7 @@ struct RunResult {
 // and CG statistics are read (on the GPU a graph frame is timed by a pair of CUDA events around
 // its launch). The state is checked every 10 frames and at the end (ValidityTracker, as the
 // runner does).
-RunResult run_frames(const ExperimentContext& ctx, const Config& c, int warmup, int frames,
+RunResult run_frames(const ExperimentContext& ctx, const std::string& part, const Config& c, int warmup, int frames,
                      const std::vector<std::string>& overrides, bool product) {
   RunResult r;
   r.label = c.label();
@@ -136,6 +137,16 @@ RunResult run_frames(const ExperimentContext& ctx, const Config& c, int warmup, 
   }
   r.details = sim->details();
   if (product && r.valid) r.product_ms = sim->time_product_ms(7);
+  // The run's record for the report's validity table (analysis/run_validity.py reads run.json).
+  const fs::path dir = ctx.out_dir / "runs" / (part + "_" + r.label + (overrides.empty() ? "" : "_" + std::to_string(r.elements)));
+  fs::create_directories(dir);
+  write_json_atomic(dir / "run.json", {{"valid", r.valid},
+                                       {"invalid_reason", r.why},
+                                       {"scenario", c.scenario},
+                                       {"overrides", overrides},
+                                       {"warmup_frames", warmup},
+                                       {"frames", frames},
+                                       {"method_details", r.details}});
   if (!ctx.quiet)
     std::cerr << "campo2015: " << r.label << ": " << (r.valid ? "valid" : "INVALID: " + r.why) << ", frame "
               << stats_of(r.ms["frame"]).mean << " ms\n";
@@ -225,15 +236,12 @@ void part_raptor(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta) {
   series_cols.push_back("cg_iterations");
   series_cols.push_back("cg_relative_residual");
   CsvTable series(series_cols);
-  nlohmann::json runs = nlohmann::json::object();
   for (const Config& c : configs) {
-    const RunResult r = run_frames(ctx, c, warmup, frames, {}, false);
+    const RunResult r = run_frames(ctx, "raptor", c, warmup, frames, {}, false);
     add_stage_rows(r, c, stages);
     add_series(r, series);
     stages.write(ctx.out_dir / "stages.csv");
     series.write(ctx.out_dir / "series.csv");
-    runs[r.label] = {{"valid", r.valid}, {"why", r.why}, {"details", r.details}};
-    write_json_atomic(ctx.out_dir / "runs.json", runs);
   }
   write_thesis_tables(ctx.out_dir);
   // Tables 5.4/5.5: the kernels of a frame, after 50 frames of the raptor in fp32.
@@ -264,7 +272,7 @@ void part_sizes(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta) {
     if (gpu) configs = {{"campo2015-raptor", Backend::Cuda, Precision::Fp32, 0, true}};
     for (const Config& c : configs) {
       // The render surface stays raptor8k1.obj (all three meshes share the bounding box).
-      const RunResult r = run_frames(ctx, c, 0, frames, {std::string("mesh.file=") + file}, false);
+      const RunResult r = run_frames(ctx, "sizes", c, 0, frames, {std::string("mesh.file=") + file}, false);
       const Stats s = stats_of(r.ms.count("frame") ? r.ms.at("frame") : std::vector<double>{});
       const double it = r.iterations.empty() ? 0 : std::accumulate(r.iterations.begin(), r.iterations.end(), 0.0) / double(r.iterations.size());
       t.add_row({file, std::to_string(r.elements), std::to_string(r.nodes), r.label, r.valid ? "valid" : r.why,
@@ -298,7 +306,7 @@ void part_beams(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nl
     for (const Config& c : configs) {
       const int frames = c.backend == Backend::Cuda ? 300 : (big ? 5 : (ctx.quick ? 5 : 30));
       const int warmup = c.backend == Backend::Cuda ? 10 : 1;
-      const RunResult r = run_frames(ctx, c, warmup, frames, {}, true);
+      const RunResult r = run_frames(ctx, "beams", c, warmup, frames, {}, true);
       const Stats s = stats_of(r.ms.count("frame") ? r.ms.at("frame") : std::vector<double>{});
       const double it = r.iterations.empty() ? 0 : std::accumulate(r.iterations.begin(), r.iterations.end(), 0.0) / double(r.iterations.size());
       t.add_row({p.scenario, std::to_string(r.elements), std::to_string(r.nodes), r.label, to_string(c.backend),
@@ -330,7 +338,7 @@ void part_cg(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nlohm
     else if (std::string(scenario) == "campo2015-raptor")
       configs.push_back({scenario, Backend::Cpu, Precision::Fp32, ctx.max_threads, false});
     for (const Config& c : configs) {
-      const RunResult r = run_frames(ctx, c, 5, ctx.quick ? 10 : 50, {}, true);
+      const RunResult r = run_frames(ctx, "cg", c, 5, ctx.quick ? 10 : 50, {}, true);
       const Stats cg = stats_of(r.ms.count("cg") ? r.ms.at("cg") : std::vector<double>{});
       const double it = r.iterations.empty() ? 0 : std::accumulate(r.iterations.begin(), r.iterations.end(), 0.0) / double(r.iterations.size());
       // A solve runs its start (one product) and `it` iterations (one product and the vector passes each).
