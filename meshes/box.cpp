@@ -38,8 +38,24 @@ std::vector<Vec3> lattice_nodes(const Vec3& origin, const Vec3& size,
 
 }  // namespace
 
+CubeSplit parse_cube_split(const std::string& name) {
+  if (name == "kuhn") return CubeSplit::Kuhn;
+  if (name == "sofa") return CubeSplit::Sofa;
+  throw InputError("cube split '" + name + "' is unknown (valid: kuhn, sofa)");
+}
+
 void append_cube_tets(const std::vector<Vec3>& nodes, const std::array<int32_t, 8>& c, int parity, int tets_per_cube,
-                      std::vector<std::array<int32_t, 4>>& out) {
+                      std::vector<std::array<int32_t, 4>>& out, CubeSplit split) {
+  // SOFA's Hexa2TetraTopologicalMapping (without its "swapping" option), corners in the same VTK
+  // order as SOFA's grid hexahedra: six positive tetrahedra around the diagonal 0-6.
+  static constexpr int kSofaSix[6][4] = {{0, 5, 1, 6}, {0, 1, 3, 6}, {1, 3, 6, 2},
+                                         {6, 3, 0, 7}, {6, 7, 0, 5}, {7, 5, 4, 0}};
+  if (split == CubeSplit::Sofa) {
+    if (tets_per_cube != 6) throw InputError("the sofa cube split has 6 tetrahedra per cube");
+    for (const auto& t : kSofaSix)
+      out.push_back({c[size_t(t[0])], c[size_t(t[1])], c[size_t(t[2])], c[size_t(t[3])]});
+    return;
+  }
   // Six tets around the diagonal 0-6 (Kuhn triangulation): consistent across all cubes.
   static constexpr int kSix[6][4] = {{0, 1, 2, 6}, {0, 2, 3, 6}, {0, 3, 7, 6},
                                      {0, 7, 4, 6}, {0, 4, 5, 6}, {0, 5, 1, 6}};
@@ -84,7 +100,7 @@ HexMesh make_box_hex(const Vec3& origin, const Vec3& size, const std::array<int,
 }
 
 TetMesh make_box_tet(const Vec3& origin, const Vec3& size, const std::array<int, 3>& n,
-                     int tets_per_cube) {
+                     int tets_per_cube, CubeSplit split) {
   check_box(size, n);
   if (tets_per_cube != 5 && tets_per_cube != 6)
     throw InputError("tets_per_cube must be 5 or 6, got " + std::to_string(tets_per_cube));
@@ -98,7 +114,7 @@ TetMesh make_box_tet(const Vec3& origin, const Vec3& size, const std::array<int,
       for (int i = 0; i < n[0]; ++i) {
         std::array<int32_t, 8> c{};
         for (int q = 0; q < 8; ++q) c[size_t(q)] = id(i + kCorner[q][0], j + kCorner[q][1], k + kCorner[q][2]);
-        append_cube_tets(m.nodes, c, (i + j + k) & 1, tets_per_cube, m.elems);
+        append_cube_tets(m.nodes, c, (i + j + k) & 1, tets_per_cube, m.elems, split);
       }
   m.material.assign(m.elems.size(), 0);
   return m;

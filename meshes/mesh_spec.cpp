@@ -44,9 +44,14 @@ std::array<int, 3> box_divisions(const MeshSpec& spec) {
   // Counted in double first: a tiny element_size gives counts beyond int, and the memory they
   // need is refused before anything is allocated.
   double count[3];
+  if (!spec.divisions.empty() && spec.divisions.size() != 3)
+    throw InputError("mesh.divisions must have 3 entries [nx, ny, nz]");
   for (int d = 0; d < 3; ++d) {
     if (!(spec.size[d] > 0.0)) throw InputError("mesh.size must be positive in every axis");
-    if (spec.element_size > 0.0)
+    if (!spec.divisions.empty()) {
+      if (spec.divisions[size_t(d)] < 1) throw InputError("mesh.divisions must be >= 1 in every axis");
+      count[d] = spec.divisions[size_t(d)];
+    } else if (spec.element_size > 0.0)
       count[d] = std::max(1.0, std::round(spec.size[d] / spec.element_size));
     else if (spec.elements_per_edge > 0)
       count[d] = spec.elements_per_edge;
@@ -130,7 +135,7 @@ TetMesh build_tet_mesh(const MeshSpec& spec, const std::filesystem::path& data_d
   TetMesh m;
   std::string name = "mesh." + spec.source;
   if (spec.source == "box") {
-    m = make_box_tet(spec.origin, spec.size, box_divisions(spec), spec.tets_per_cube);
+    m = make_box_tet(spec.origin, spec.size, box_divisions(spec), spec.tets_per_cube, parse_cube_split(spec.cube_split));
     transform_nodes(m.nodes, spec.scale, spec.translate);
   } else if (spec.source == "sphere") {
     m = make_sphere_tet(spec.refinement);

@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "meshes/mesh.h"
 
@@ -45,6 +46,12 @@ struct MeshSpec {
   Vec3 translate{0.0, 0.0, 0.0};     // applied after scale
   std::string tetrahedralizer = "voxel";  // surface -> tetrahedra: "voxel", "voxel-merged" or "gmsh"
   int merge_levels = 3;                   // "voxel-merged": coarse cubes of 2^merge_levels voxels
+  // box: elements per axis [nx, ny, nz] (a grid that is not cubic, e.g. SOFA's 75 x 15 x 15 beam);
+  // empty: element_size / elements_per_edge. Wins over both when given.
+  std::vector<int> divisions;
+  // box tetrahedra: "kuhn" (ours) or "sofa" (SOFA's Hexa2TetraTopologicalMapping, its node order;
+  // box.h CubeSplit), tets_per_cube 6.
+  std::string cube_split = "kuhn";
 };
 
 // Where third-party mesh files are looked for: --data-dir, else $ELASTOBENCH_DATA, else

@@ -90,6 +90,135 @@ end_time = 5.0
 probes = [ { name = "corner", position = [0.05, 0.05, 0.05] } ]
 )";
 
+
+// ---- corot-cg (Campo 2015; SOFA's TetrahedronFEMForceField scenes) ----------------------------
+
+const char* kCampoRaptor = R"(name = "campo2015-raptor"
+description = """Campo 2015 Sec. 5 (Table 5.1): SOFA's raptor, raptorTetra_8418.vtu (8,418 tets; the thesis \
+has 8,431), raptor8k1.obj bound as the render surface, feet fixed (SOFA raptor-cuda.scn's box), gravity \
+-9.8 along y, the ground plane y = -0.2 (PlaneForceField, stiffness 100), every 200 frames a random force \
+of 0..500 N on a random node; dt 0.04, 800 frames, Rayleigh 0.01 / 0.01, E = 1e6, nu = 0.4, 0.01 kg per \
+vertex (SOFA's UniformMass vertexMass: the thesis's mass density 0.01), CG 25 iterations, tolerance 1e-3."""
+
+[mesh]
+source = "file"
+file = "raptorTetra_8418.vtu"
+
+[material]
+youngs_modulus = 1.0e6
+poisson_ratio = 0.4
+density = 1.0
+
+[boundary]
+gravity = [0.0, -9.8, 0.0]
+ground = { enabled = true, height = -0.2, normal = [0.0, 1.0, 0.0], stiffness = 100.0 }
+random_impulses = { enabled = true, every = 200, min_force = 0.0, max_force = 500.0, seed = 2015 }
+
+[[boundary.fixed]]
+components = "xyz"
+where = { kind = "box", min = [-2.2, -0.3, -9.2], max = [2.2, 0.110668, 2.88584] }
+
+[time]
+dt = 0.04
+steps = 800
+damping = 0.01
+rayleigh_stiffness = 0.01
+
+[output]
+render_surface = "raptor8k1.obj"
+probes = [ { name = "head", position = [0.0, 5.0, 6.5] } ]
+
+[corot-cg]
+cg_iterations = 25
+cg_tolerance = 1.0e-3
+preconditioner = "none"
+vertex_mass = 0.01
+)";
+
+const char* kSofaBeam = R"(name = "sofa-beam"
+description = """SOFA's CUDA benchmark TetrahedronFEMForceField_beam16x16x76_gpu.scn: a 76 x 16 x 16-node grid \
+over (0,6,-2)-(19,10,2), each hexahedron split into SOFA's 6 tetrahedra (101,250 tets, 19,456 nodes), gravity \
+(0,-9,0), dt 0.04, implicit Euler with Rayleigh 0.1 / 0.1, CG 10 iterations (tolerance 1e-6), total mass 50 \
+lumped by volume (DiagonalMass), nodes with |x| <= 0.1 fixed, E = 1000, nu = 0.3, "large" co-rotation, ground \
+plane y = 2 with stiffness 1e4. SOFA PR 2561: about 148 frames/s on its GPU, about 8 on its CPU."""
+
+[mesh]
+source = "box"
+origin = [0.0, 6.0, -2.0]
+size = [19.0, 4.0, 4.0]
+divisions = [75, 15, 15]
+tets_per_cube = 6
+cube_split = "sofa"
+
+[material]
+youngs_modulus = 1000.0
+poisson_ratio = 0.3
+density = 0.16447368421052633
+
+[boundary]
+gravity = [0.0, -9.0, 0.0]
+ground = { enabled = true, height = 2.0, normal = [0.0, 1.0, 0.0], stiffness = 1.0e4 }
+
+[[boundary.fixed]]
+components = "xyz"
+where = { kind = "box", min = [-0.1, 5.0, -3.0], max = [0.1, 11.0, 3.0] }
+
+[time]
+dt = 0.04
+steps = 300
+damping = 0.1
+rayleigh_stiffness = 0.1
+
+[output]
+probes = [ { name = "tip", position = [19.0, 8.0, 0.0] } ]
+
+[corot-cg]
+cg_iterations = 10
+cg_tolerance = 1.0e-6
+preconditioner = "none"
+)";
+
+const char* kSofaBeam40 = R"(name = "sofa-beam-40"
+description = """SOFA's TetrahedronFEMForceField_beam10x10x40_gpu.scn: a 40 x 10 x 10-node grid over \
+(0,6,-2)-(16,10,2) in SOFA's 6 tetrahedra per hexahedron (18,954 tets, 4,000 nodes), gravity (0,-9,0), \
+dt 0.01, Rayleigh 0.1 / 0.1, CG 20 iterations (tolerance 1e-6), total mass 50 lumped by volume, nodes with \
+|x| <= 0.1 fixed, E = 2000, nu = 0.3, no ground. SOFA PR 2561: about 158 frames/s GPU, 23.5 CPU."""
+
+[mesh]
+source = "box"
+origin = [0.0, 6.0, -2.0]
+size = [16.0, 4.0, 4.0]
+divisions = [39, 9, 9]
+tets_per_cube = 6
+cube_split = "sofa"
+
+[material]
+youngs_modulus = 2000.0
+poisson_ratio = 0.3
+density = 0.1953125
+
+[boundary]
+gravity = [0.0, -9.0, 0.0]
+
+[[boundary.fixed]]
+components = "xyz"
+where = { kind = "box", min = [-0.1, 5.0, -3.0], max = [0.1, 11.0, 3.0] }
+
+[time]
+dt = 0.01
+steps = 300
+damping = 0.1
+rayleigh_stiffness = 0.1
+
+[output]
+probes = [ { name = "tip", position = [16.0, 8.0, 0.0] } ]
+
+[corot-cg]
+cg_iterations = 20
+cg_tolerance = 1.0e-6
+preconditioner = "none"
+)";
+
 std::mutex& registry_mutex() {
   static std::mutex m;
   return m;
@@ -99,6 +228,10 @@ std::vector<BuiltinScenario>& registry() {
   static std::vector<BuiltinScenario> list = {
       {"cantilever", "beam under gravity, clamped at one end, run to rest (tip deflection 14.7 mm)", kCantilever},
       {"cube-compression", "Strbac 2015 50 mm cube, 20% compression over 5 s", kCubeCompression},
+      // corot-cg (Campo 2015; SOFA's scenes)
+      {"campo2015-raptor", "Campo 2015: SOFA raptor (8,418 tets) on the ground, feet fixed, 800 frames", kCampoRaptor},
+      {"sofa-beam", "SOFA GPU benchmark beam 76x16x16 nodes (101,250 tets), implicit Euler, CG 10", kSofaBeam},
+      {"sofa-beam-40", "SOFA GPU benchmark beam 40x10x10 nodes (18,954 tets), implicit Euler, CG 20", kSofaBeam40},
   };
   return list;
 }

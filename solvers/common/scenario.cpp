@@ -57,6 +57,15 @@ template <class V> void visit(V& v, SurfaceForce& s) {
 template <class V> void visit(V& v, GroundSpec& g) {
   v("enabled", g.enabled);
   v("height", g.height);
+  v("normal", g.normal);
+  v("stiffness", g.stiffness);
+}
+template <class V> void visit(V& v, RandomImpulseSpec& r) {
+  v("enabled", r.enabled);
+  v("every", r.every);
+  v("min_force", r.min_force);
+  v("max_force", r.max_force);
+  v("seed", r.seed);
 }
 template <class V> void visit(V& v, BoundarySpec& b) {
   v("fixed", b.fixed);
@@ -65,6 +74,7 @@ template <class V> void visit(V& v, BoundarySpec& b) {
   v("point_forces", b.point_forces);
   v("surface_forces", b.surface_forces);
   v("ground", b.ground);
+  v("random_impulses", b.random_impulses);
 }
 template <class V> void visit(V& v, DamageSpec& d) {
   v("enabled", d.enabled);
@@ -101,6 +111,7 @@ template <class V> void visit(V& v, TimeSpec& t) {
   v("until_rest", t.until_rest);
   v("rest_velocity", t.rest_velocity);
   v("max_steps", t.max_steps);
+  v("rayleigh_stiffness", t.rayleigh_stiffness);
 }
 template <class V> void visit(V& v, StaticSpec& s) {
   v("load_steps", s.load_steps);
@@ -132,6 +143,8 @@ template <class V> void visit(V& v, mesh::MeshSpec& m) {
   v("translate", m.translate);
   v("tetrahedralizer", m.tetrahedralizer);
   v("merge_levels", m.merge_levels);
+  v("divisions", m.divisions);
+  v("cube_split", m.cube_split);
 }
 template <class V> void visit(V& v, Scenario& s) {
   v("name", s.name);
@@ -452,12 +465,17 @@ void validate_scenario(const Scenario& s) {
   if (m.element_size < 0) throw InputError("scenario key 'mesh.element_size' must be >= 0");
   if (m.elements_per_edge < 0) throw InputError("scenario key 'mesh.elements_per_edge' must be >= 0");
   if (m.tets_per_cube != 5 && m.tets_per_cube != 6) throw InputError("scenario key 'mesh.tets_per_cube' must be 5 or 6");
+  check_enum("mesh.cube_split", m.cube_split, {"kuhn", "sofa"});
+  if (m.cube_split == "sofa" && m.tets_per_cube != 6)
+    throw InputError("scenario key 'mesh.cube_split' = \"sofa\" needs mesh.tets_per_cube = 6");
   if (m.refinement < 0 || m.refinement > 3) throw InputError("scenario key 'mesh.refinement' must be 0..3");
   positive("mesh.scale", m.scale);
   if (m.source == "box") {
     for (int d = 0; d < 3; ++d) positive("mesh.size", m.size[d]);
-    if (m.element_size <= 0 && m.elements_per_edge <= 0)
-      throw InputError("a box mesh needs 'mesh.element_size' > 0 or 'mesh.elements_per_edge' > 0");
+    if (m.element_size <= 0 && m.elements_per_edge <= 0 && m.divisions.empty())
+      throw InputError("a box mesh needs 'mesh.element_size' > 0, 'mesh.elements_per_edge' > 0 or 'mesh.divisions'");
+    if (!m.divisions.empty() && (m.divisions.size() != 3 || *std::min_element(m.divisions.begin(), m.divisions.end()) < 1))
+      throw InputError("scenario key 'mesh.divisions' must be 3 counts >= 1 [nx, ny, nz]");
   }
 
   elastic_constants(s.material);
@@ -503,6 +521,17 @@ void validate_scenario(const Scenario& s) {
   if (t.steps < 0) throw InputError("scenario key 'time.steps' must be >= 0");
   if (t.end_time < 0) throw InputError("scenario key 'time.end_time' must be >= 0");
   if (t.damping < 0) throw InputError("scenario key 'time.damping' must be >= 0");
+  if (t.rayleigh_stiffness < 0) throw InputError("scenario key 'time.rayleigh_stiffness' must be >= 0");
+  const auto& g = b.ground;
+  if (g.enabled && g.normal[0] == 0 && g.normal[1] == 0 && g.normal[2] == 0)
+    throw InputError("scenario key 'boundary.ground.normal' must not be zero");
+  if (g.stiffness < 0) throw InputError("scenario key 'boundary.ground.stiffness' must be >= 0");
+  const auto& ri = b.random_impulses;
+  if (ri.enabled) {
+    if (ri.every < 1) throw InputError("scenario key 'boundary.random_impulses.every' must be >= 1");
+    if (!(ri.min_force >= 0 && ri.max_force >= ri.min_force))
+      throw InputError("scenario key 'boundary.random_impulses.max_force' must be >= min_force >= 0");
+  }
   if (!(t.courant > 0 && t.courant <= 1)) throw InputError("scenario key 'time.courant' must lie in (0, 1]");
   positive("time.max_steps", t.max_steps);
   positive("time.rest_velocity", t.rest_velocity);
@@ -524,7 +553,8 @@ void validate_scenario(const Scenario& s) {
 }
 
 const std::vector<std::string>& scenario_features() {
-  static const std::vector<std::string> features = {"boundary.ground", "material.damage", "material.overrides"};
+  static const std::vector<std::string> features = {"boundary.ground", "material.damage", "material.overrides",
+                                                       "boundary.random_impulses", "time.rayleigh_stiffness"};
   return features;
 }
 
@@ -533,6 +563,8 @@ std::vector<std::string> features_used(const Scenario& s) {
   if (s.boundary.ground.enabled) used.push_back("boundary.ground");
   if (s.material.damage.enabled) used.push_back("material.damage");
   if (!s.material.overrides.empty()) used.push_back("material.overrides");
+  if (s.boundary.random_impulses.enabled) used.push_back("boundary.random_impulses");
+  if (s.time.rayleigh_stiffness > 0) used.push_back("time.rayleigh_stiffness");
   return used;
 }
 

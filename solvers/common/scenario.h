@@ -67,10 +67,26 @@ struct SurfaceForce {
   LoadCurve curve;
 };
 
-// A rigid ground plane z = height: nodes may not go below it (methods that support contact).
+// A rigid ground plane n . x = height (n = normal, normalized; by default (0, 0, 1): z = height):
+// nodes may not go below it (methods that support contact). Penalty methods push a node that is
+// below with the force stiffness x depth along n (SOFA's PlaneForceField; assembly/ground_plane.h).
 struct GroundSpec {
   bool enabled = false;
   double height = 0.0;
+  Vec3 normal{0.0, 0.0, 1.0};
+  double stiffness = 0.0;  // N/m; penalty methods need it > 0 (corot-cg refuses 0)
+};
+
+// Every `every` frames (frames every, 2 every, ...) a force of magnitude uniform in
+// [min_force, max_force] (N) and uniformly random direction on one node drawn uniformly among all
+// nodes, for that frame only; the draws are a function of (seed, frame) alone
+// (solvers/common/random_impulse.h), so every backend and every run applies the same forces.
+struct RandomImpulseSpec {
+  bool enabled = false;
+  int every = 200;
+  double min_force = 0.0;
+  double max_force = 1.0;
+  int seed = 1;
 };
 
 struct BoundarySpec {
@@ -80,6 +96,7 @@ struct BoundarySpec {
   std::vector<PointForce> point_forces;
   std::vector<SurfaceForce> surface_forces;
   GroundSpec ground;
+  RandomImpulseSpec random_impulses;  // corot-cg (Campo 2015)
 };
 
 // Strbac 2015 Eqs. 19-22: d = gamma (1 - exp(-beta / m)), beta = running max of (Psi - psi0).
@@ -129,11 +146,14 @@ struct TimeSpec {
   double dt = 0.0;         // 0: the method's choice (explicit methods: stable step x courant)
   int steps = 0;           // > 0 wins over end_time
   double end_time = 0.0;   // s
-  double damping = 0.0;    // mass-proportional damping coefficient alpha (1/s), C = alpha M
+  double damping = 0.0;    // mass-proportional damping coefficient alpha (1/s), C = alpha M (+ beta K)
   double courant = 0.8;    // safety factor on the explicit stable step
   bool until_rest = false; // stop once max |v| < rest_velocity (after the loads are fully on)
   double rest_velocity = 1e-5;  // m/s
   int max_steps = 1000000;
+  // Rayleigh damping's stiffness part beta (s): C = alpha M + beta K (solvers/common/rayleigh.h);
+  // methods that do not implement it refuse beta > 0.
+  double rayleigh_stiffness = 0.0;
 };
 
 // time.mode = "static": every load at its full value (load curves do not apply), reached in
@@ -183,7 +203,8 @@ struct Scenario {
 // Optional scenario features: a method that does not implement one refuses a scenario that
 // uses it (MethodInfo::features). scenario_features() lists them by the key that turns each
 // on: "boundary.ground" (ground.enabled), "material.damage" (damage.enabled),
-// "material.overrides" (any override); features_used() those a scenario uses.
+// "material.overrides" (any override), "boundary.random_impulses" (random_impulses.enabled),
+// "time.rayleigh_stiffness" (beta > 0); features_used() those a scenario uses.
 const std::vector<std::string>& scenario_features();
 std::vector<std::string> features_used(const Scenario& s);
 inline bool is_static(const Scenario& s) { return s.time.mode == "static"; }

@@ -2,6 +2,7 @@
 // that callers need no #ifdefs.
 #include "meshes/errors.h"
 #include "solvers/linalg/cg.h"
+#include "solvers/linalg/function_operator.h"
 
 namespace eb::linalg {
 namespace {
@@ -36,6 +37,14 @@ CgResult device_cg_solve_from_host(const LinearOperator<T>&, const std::vector<T
   no_cuda("device CG");
 }
 
+template <class T>
+std::unique_ptr<FunctionOperator<T>> make_device_function_operator(Index, typename FunctionOperator<T>::ApplyFn,
+                                                                   const std::vector<uint8_t>&, std::string) {
+  no_cuda("device function operator");
+}
+
+EB_LINALG_DEVICE_FUNCTION_OPERATOR_INSTANTIATIONS(float)
+EB_LINALG_DEVICE_FUNCTION_OPERATOR_INSTANTIATIONS(double)
 EB_LINALG_DEVICE_OPERATOR_INSTANTIATIONS(float)
 EB_LINALG_DEVICE_OPERATOR_INSTANTIATIONS(double)
 EB_LINALG_DEVICE_CG_INSTANTIATIONS(float)

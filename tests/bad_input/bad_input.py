@@ -208,8 +208,9 @@ OUT_OF_RANGE = {
     "mesh.size": [1.0, -0.1, 0.1], "output.vtk_every": -1, "output.probe_every": -1,
     "boundary.fixed.0.where.tolerance": -1.0, "static.load_steps": 0, "static.tolerance": 0.0,
     "static.max_iterations": 0, "mesh.scale": 0.0, "boundary.fixed.0.components": "xw",
+    "time.rayleigh_stiffness": -1.0, "boundary.ground.stiffness": -1.0,
 }
-ENUM_KEYS = {"mesh.source", "time.mode", "boundary.fixed.0.where.kind", "mesh.tetrahedralizer"}
+ENUM_KEYS = {"mesh.source", "time.mode", "boundary.fixed.0.where.kind", "mesh.tetrahedralizer", "mesh.cube_split"}
 
 
 def scenario_docs():

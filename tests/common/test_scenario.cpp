@@ -215,7 +215,9 @@ TEST(Scenario, StaticModeAndItsSection) {
 TEST(Scenario, FeaturesUsedAreNamedByTheirKeys) {
   EXPECT_TRUE(eb::features_used(eb::load_scenario("cantilever", {})).empty());
   const auto s = eb::load_scenario("cantilever", {"boundary.ground.enabled=true", "material.damage.enabled=true",
-                                                  "material.damage.gamma=0.5", "material.overrides=[{\"density\": 500}]"});
+                                                  "material.damage.gamma=0.5", "material.overrides=[{\"density\": 500}]",
+                                                  "boundary.random_impulses.enabled=true",
+                                                  "time.rayleigh_stiffness=0.1"});
   EXPECT_EQ(eb::features_used(s), eb::scenario_features());
 }
 
