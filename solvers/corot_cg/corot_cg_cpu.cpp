@@ -26,6 +26,7 @@ class CorotCgCpu final : public CorotCgSimulation {
     const size_t n = 3 * size_t(s.num_nodes);
     blocks_.resize(kRotatedBlockValues * size_t(E));
     force_rows_.resize(12 * size_t(E));
+    p_masked_.resize(n);
     X_.resize(n);
     for (size_t i = 0; i < size_t(s.num_nodes); ++i)
       for (int d = 0; d < 3; ++d) X_[3 * i + size_t(d)] = T(s.nodes[i][size_t(d)]);
@@ -208,11 +209,15 @@ class CorotCgCpu final : public CorotCgSimulation {
 
   void product(const T* p, T* y) {
     const int64_t N = setup_.num_nodes;
+    const uint8_t* constrained = setup_.constrained.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; ++n)
+      for (int i = 0; i < 3; ++i) p_masked_[size_t(3 * n + i)] = (constrained[n] >> i) & 1 ? T(0) : p[3 * n + i];
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; ++n) {
       T kp[3], yn[3];
-      node_blocks_times(setup_.connectivity.data(), blocks_.data(), setup_.node_ptr.data(), setup_.incidence.data(),
-                        setup_.constrained.data(), n, p, kp);
+      node_blocks_times(setup_.connectivity.data(), blocks_.data(), setup_.node_ptr.data(), setup_.incidence.data(), n,
+                        p_masked_.data(), kp);
       node_operator(k_, mass_.data(), loads_.ground, loads_.plane, contact_.data(), n, p, kp, yn);
       for (int i = 0; i < 3; ++i) y[3 * n + i] = yn[i];
     }
@@ -262,6 +267,7 @@ class CorotCgCpu final : public CorotCgSimulation {
   // The step's R K R^T (element_rotated_blocks, 90 per element) and the element rows of the
   // internal force (element_force_rows, 12 per element), both element-major, written by forces().
   std::vector<T> blocks_, force_rows_;
+  std::vector<T> p_masked_;  // the product's p, 0 at the constrained components
   std::vector<int32_t> map_nodes_;
   std::vector<uint8_t> contact_;
   ElementArrays<T> elements_;

@@ -131,38 +131,40 @@ constexpr int kRotatedBlockValues = 90;
 EB_HD int block_slot(int a, int b) { return 4 * a - a * (a - 1) / 2 + (b - a); }  // a <= b
 
 // Element e's 10 blocks B_ab = R K_ab R^T (a <= b) into B[90], from its step's rotation m.R.
+// K_ab is bilinear in the shape gradients (tet4_stiffness_block), so R K_ab(G) R^T = K_ab(R G):
+// the blocks of the rotated gradients, ~50 FLOPs each where R K_ab R^T by products takes ~140.
 template <class T>
 EB_HD void element_rotated_blocks(const ElementArrays<T>& m, int64_t e, T B[kRotatedBlockValues]) {
-  T R[9], G[4][3], vol;
+  T R[9], G[4][3], vol, g[4][3];
   load_element(m, e, R, G, vol);
+  for (int a = 0; a < 4; ++a) tet::mul3_vec(R, G[a], g[a]);
   for (int a = 0; a < 4; ++a)
-    for (int b = a; b < 4; ++b) rotated_block(R, G, vol, m.lame, a, b, B + 9 * block_slot(a, b));
+    for (int b = a; b < 4; ++b) tet::tet4_stiffness_block(g, vol, m.lame, a, b, B + 9 * block_slot(a, b));
 }
 
 // Node n's row of K p from the stored blocks (CPU): y = sum over its incidences (e, a), in the
-// incidence order, of sum_b B_ab p_b, b = 0..3; the same masking of p as node_stiffness_times.
-// The sum order is fixed by the incidence list alone, so the result does not depend on the
-// thread count and repeats bit for bit.
+// incidence order, of sum_b B_ab p_b, b = 0..3. p must already be 0 at the constrained components
+// (the caller masks it once per product, not once per incidence). The sum order is fixed by the
+// incidence list alone, so the result does not depend on the thread count and repeats bit for bit.
 template <class T>
 EB_HD void node_blocks_times(const int32_t* conn, const T* blocks, const int32_t* node_ptr, const int32_t* incidence,
-                             const uint8_t* constrained, int64_t n, const T* p, T y[3]) {
+                             int64_t n, const T* p_masked, T y[3]) {
   y[0] = y[1] = y[2] = T(0);
   for (int32_t k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
     const int64_t e = incidence[k] >> 2;
     const int a = incidence[k] & 3;
     const T* Be = blocks + kRotatedBlockValues * e;
-    for (int b = 0; b < 4; ++b) {
-      const int64_t nb = conn[4 * e + b];
-      T pb[3];
-      for (int i = 0; i < 3; ++i) pb[i] = (constrained[nb] >> i) & 1 ? T(0) : p[3 * nb + i];
-      // Row block a: B_ab itself for a <= b, B_ba^T below the diagonal.
-      if (b < a) {
-        const T* B = Be + 9 * block_slot(b, a);
-        for (int i = 0; i < 3; ++i) y[i] += B[i] * pb[0] + B[3 + i] * pb[1] + B[6 + i] * pb[2];
-      } else {
-        const T* B = Be + 9 * block_slot(a, b);
-        for (int i = 0; i < 3; ++i) y[i] += B[3 * i] * pb[0] + B[3 * i + 1] * pb[1] + B[3 * i + 2] * pb[2];
-      }
+    const int32_t* ce = conn + 4 * e;
+    // Row block a: B_ba^T left of the diagonal, B_ab from it on (two loops: no branch on b < a).
+    for (int b = 0; b < a; ++b) {
+      const T* B = Be + 9 * block_slot(b, a);
+      const T* pb = p_masked + 3 * int64_t(ce[b]);
+      for (int i = 0; i < 3; ++i) y[i] += B[i] * pb[0] + B[3 + i] * pb[1] + B[6 + i] * pb[2];
+    }
+    for (int b = a; b < 4; ++b) {
+      const T* B = Be + 9 * block_slot(a, b);
+      const T* pb = p_masked + 3 * int64_t(ce[b]);
+      for (int i = 0; i < 3; ++i) y[i] += B[3 * i] * pb[0] + B[3 * i + 1] * pb[1] + B[3 * i + 2] * pb[2];
     }
   }
 }
@@ -232,17 +234,19 @@ EB_HD void node_force(const ElementArrays<T>& m, const int32_t* node_ptr, const 
 
 // Element e's 4 rows of the internal force plus c K v, f_a = R sum_b K_ab w_b (the terms
 // node_force sums, computed once per element instead of once per incident node: the CPU's forces
-// stage). Each row is node_force's term bit for bit, so the gather below adds the same numbers.
+// stage), by the stress form sum_b K_ab w_b = V sigma(grad w) grad N_a (tet4_linear_stress).
 template <class T>
 EB_HD void element_force_rows(const ElementArrays<T>& m, int64_t e, const T* u, const T* v, T c, T f[4][3]) {
-  T R[9], G[4][3], vol;
-  load_element(m, e, R, G, vol);
-  T w[4][3];
-  element_unrotated_state(m, e, R, u, v, c, w);
-  for (int a = 0; a < 4; ++a) {
-    f[a][0] = f[a][1] = f[a][2] = T(0);
-    add_rotated_row(R, G, vol, m.lame, a, w, f[a]);
+  T R[9], Dm_inv[9], w[4][3], H[9], S[9], fl[12];
+  for (int k = 0; k < 9; ++k) {
+    R[k] = elem(m.R, m.E, e, k);
+    Dm_inv[k] = elem(m.Dm_inv, m.E, e, k);
   }
+  element_unrotated_state(m, e, R, u, v, c, w);
+  tet::tet4_field_gradient(w, Dm_inv, H);
+  tet::tet4_linear_stress(H, m.lame, S);
+  tet::tet4_stress_to_forces(S, Dm_inv, elem(m.volume, m.E, e, 0), fl);
+  for (int a = 0; a < 4; ++a) tet::mul3_vec(R, fl + 3 * a, f[a]);
 }
 
 // Node n's internal force plus c K v and its diagonal block's diagonal, gathered (incidence

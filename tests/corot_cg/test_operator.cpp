@@ -116,9 +116,13 @@ struct TwoGathers {
     for (int64_t e = 0; e < s.num_elements; ++e) element_rotated_blocks(m, e, &blocks[kRotatedBlockValues * size_t(e)]);
   }
   void stored(const T* p, T* y) const {
+    std::vector<T> pm(p, p + 3 * s.num_nodes);
     for (int64_t n = 0; n < s.num_nodes; ++n)
-      node_blocks_times(s.connectivity.data(), blocks.data(), s.node_ptr.data(), s.incidence.data(),
-                        s.constrained.data(), n, p, y + 3 * n);
+      for (int i = 0; i < 3; ++i)
+        if ((s.constrained[size_t(n)] >> i) & 1) pm[size_t(3 * n + i)] = T(0);
+    for (int64_t n = 0; n < s.num_nodes; ++n)
+      node_blocks_times(s.connectivity.data(), blocks.data(), s.node_ptr.data(), s.incidence.data(), n, pm.data(),
+                        y + 3 * n);
   }
   void warp(const T* p, T* y) const {
     constexpr int kLanes = 32;
