@@ -234,19 +234,19 @@ EB_HD void node_force(const ElementArrays<T>& m, const int32_t* node_ptr, const 
 
 // Element e's 4 rows of the internal force plus c K v, f_a = R sum_b K_ab w_b (the terms
 // node_force sums, computed once per element instead of once per incident node: the CPU's forces
-// stage), by the stress form sum_b K_ab w_b = V sigma(grad w) grad N_a (tet4_linear_stress).
+// stage). Each row is node_force's term bit for bit, so the CPU's forces differ from the kernel's
+// by the order of the sum only. (The stress form V sigma(grad w) grad N_a would take ~100 FLOPs
+// instead of ~900, but its other rounding moves fp32 trajectories further from the kernels'.)
 template <class T>
 EB_HD void element_force_rows(const ElementArrays<T>& m, int64_t e, const T* u, const T* v, T c, T f[4][3]) {
-  T R[9], Dm_inv[9], w[4][3], H[9], S[9], fl[12];
-  for (int k = 0; k < 9; ++k) {
-    R[k] = elem(m.R, m.E, e, k);
-    Dm_inv[k] = elem(m.Dm_inv, m.E, e, k);
-  }
+  T R[9], G[4][3], vol;
+  load_element(m, e, R, G, vol);
+  T w[4][3];
   element_unrotated_state(m, e, R, u, v, c, w);
-  tet::tet4_field_gradient(w, Dm_inv, H);
-  tet::tet4_linear_stress(H, m.lame, S);
-  tet::tet4_stress_to_forces(S, Dm_inv, elem(m.volume, m.E, e, 0), fl);
-  for (int a = 0; a < 4; ++a) tet::mul3_vec(R, fl + 3 * a, f[a]);
+  for (int a = 0; a < 4; ++a) {
+    f[a][0] = f[a][1] = f[a][2] = T(0);
+    add_rotated_row(R, G, vol, m.lame, a, w, f[a]);
+  }
 }
 
 // Node n's internal force plus c K v and its diagonal block's diagonal, gathered (incidence

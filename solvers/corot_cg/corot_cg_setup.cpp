@@ -190,15 +190,15 @@ std::vector<StageWork> corot_cg_stage_work(const CorotCgSetup& s, Backend b, Pre
   // FLOPs per element from corot_cg_element.h: rotation, F (27) + det (12) + edge frame (~60) or
   // polar (~850) + R = E E0^T (45). CUDA: a node's row per incident element (4 per element): 4
   // blocks (~40 each with the product) + R^T on 4 vectors (60) + R z (15) ~ 235; force adds R^T X
-  // (60) and the diagonal block (~90). CPU: per element the 10 rotated blocks (~140 each) and the
-  // 4 force rows (~1,150) once, written (102 values) and gathered; a product row per incident
-  // element is 4 stored blocks times p (72).
+  // (60) and the diagonal block (~90). CPU: per element the 10 rotated blocks (R G: 60, ~50
+  // each) and the 4 force rows (~1,000) once, written (102 values) and gathered; a product row per
+  // incident element is 4 stored blocks times p (72).
   const double rot = (s.rotation == Rotation::Polar ? 940 : 150) * E;
   std::vector<StageWork> out;
   out.push_back({"rotation", rot, E * (16 + 9 * w + 9 * w) + n * w});
   const double forces_bytes = E * (16 + 28 * w) + 4 * E * 4 + N * 4 + 3 * n * w + N * (w + 1);
   if (stored)
-    out.push_back({"forces", E * (1400 + 1150) + 4 * E * 6 + N * 40, forces_bytes + E * 102 * w});
+    out.push_back({"forces", E * (560 + 1000) + 4 * E * 6 + N * 40, forces_bytes + E * 102 * w});
   else
     out.push_back({"forces", E * 4 * 385 + N * 40, forces_bytes});
   const double it = double(cg_iterations);
