@@ -181,18 +181,6 @@ EB_HD Lame<T> lame_from_young_poisson(T E, T nu) {
   return Lame<T>{E * nu / ((T(1) + nu) * (T(1) - T(2) * nu)), E / (T(2) * (T(1) + nu))};
 }
 
-// The linear (small-strain) stress of isotropic elasticity for a displacement gradient H
-// (tet4_field_gradient of the nodal displacements): sigma = lambda tr(H) I + mu (H + H^T). With
-// tet4_stress_to_forces it is K u of the element, f_a = sum_b K_ab u_b = V sigma grad N_a (the
-// block formula of tet4_stiffness_block summed over b), in ~100 FLOPs where the 16 blocks take
-// ~900.
-template <class T>
-EB_HD void tet4_linear_stress(const T H[9], Lame<T> mat, T S[9]) {
-  const T tr = H[0] + H[4] + H[8];
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) S[3 * i + j] = mat.mu * (H[3 * i + j] + H[3 * j + i]) + (i == j ? mat.lambda * tr : T(0));
-}
-
 // K_e = V B^T D B (Verschoor Eq. 9, Campo Eq. 4.2) written per node pair:
 //   K_ab,ij = V (lambda g_a,i g_b,j + mu g_a,j g_b,i + mu (g_a . g_b) delta_ij),  g = grad N.
 // Symmetric, positive semi-definite, null space = the six rigid motions.
