@@ -10,10 +10,10 @@
 // rotated blocks R K_ab R^T once per step (element_rotated_blocks, 90 values per element) and its
 // product reads them (node_blocks_times): one core lacks FLOPs, and rebuilding the blocks for each
 // of an element's 4 nodes in every product was 4 x the work of an element loop. Both are the same
-// sum_e R_e K_e R_e^T p_e to rounding. Rest geometry enters as the element's edges Dm (X_a - X_0, from fp64), never as
-// differences of absolute coordinates: in fp32 a coordinate of 19 carries an error of 1e-6,
-// 4e-6 of a 0.25 edge, where the edges themselves are exact to 6e-8. K annihilates translations,
-// so every formula may use positions relative to node 0.
+// sum_e R_e K_e R_e^T p_e to rounding. Rest geometry enters as the element's edges Dm (X_a - X_0,
+// from fp64), never as differences of absolute coordinates: in fp32 a coordinate of 19 carries
+// an error of 1e-6, 4e-6 of a 0.25 edge, where the edges themselves are exact to 6e-8. K
+// annihilates translations, so every formula may use positions relative to node 0.
 //
 // K v is applied without a global matrix and without atomics: each node gathers the rows of its
 // incident elements (node_ptr / node_incidence: entries 4 e + a, a the node's local index), so
@@ -111,16 +111,6 @@ EB_HD void add_rotated_row(const T R[9], const T G[4][3], T vol, tet::Lame<T> la
   T r[3];
   tet::mul3_vec(R, z, r);
   for (int i = 0; i < 3; ++i) y[i] += r[i];
-}
-
-// The rotated block R K_ab R^T of element e (row-major), as (R K_ab) R^T: the operator's diagonal
-// (node_force) and the CPU's stored blocks (element_rotated_blocks) come from this one function.
-template <class T>
-EB_HD void rotated_block(const T R[9], const T G[4][3], T vol, tet::Lame<T> lame, int a, int b, T out[9]) {
-  T blk[9], t1[9];
-  tet::tet4_stiffness_block(G, vol, lame, a, b, blk);
-  tet::mul3(R, blk, t1);
-  tet::mul3_nt(t1, R, out);
 }
 
 // The CPU's stored R K R^T: an element's 4 x 4 blocks are symmetric (B_ba = B_ab^T), so the 10
@@ -226,8 +216,10 @@ EB_HD void node_force(const ElementArrays<T>& m, const int32_t* node_ptr, const 
     T w[4][3];
     element_unrotated_state(m, e, R, u, v, c, w);
     add_rotated_row(R, G, vol, m.lame, a, w, f);
-    T t2[9];
-    rotated_block(R, G, vol, m.lame, a, a, t2);
+    T blk[9], t1[9], t2[9];
+    tet::tet4_stiffness_block(G, vol, m.lame, a, a, blk);
+    tet::mul3(R, blk, t1);
+    tet::mul3_nt(t1, R, t2);
     for (int i = 0; i < 3; ++i) diag[i] += t2[4 * i];
   }
 }
