@@ -324,7 +324,8 @@ void part_beams(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nl
 }
 
 // A CG iteration's time against the STREAM triad: an iteration must read, at least once, every
-// element's R, Dm^-1 and volume (the stiffness is rebuilt from them, never stored), the
+// element's R, Dm^-1 and volume (CUDA: the stiffness is rebuilt from them, never stored; the CPU
+// reads its 90 stored rotated-block values instead), the
 // connectivity, the node-element incidence, the per-node mass and flags, the direction p, and
 // read/write the CG's vectors (corot_cg_setup.cpp states the count).
 void part_cg(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nlohmann::json& meta) {
@@ -360,8 +361,8 @@ void part_cg(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nlohm
     }
   }
   meta["cg"] = {{"convention",
-                 "compulsory bytes per iteration: per element R (9), Dm^-1 (9), volume (1) values and 4 int32 "
-                 "node ids and 4 incidence entries; per node mass, 2 flag bytes and the incidence pointer; the "
+                 "compulsory bytes per iteration: per element R (9), Dm^-1 (9), volume (1) values (CUDA) or the "
+                 "10 stored rotated 3x3 blocks (90 values, CPU) and 4 int32 node ids and 4 incidence entries; per node mass, 2 flag bytes and the incidence pointer; the "
                  "product's p and q; the standard CG's vector passes 7 n values (x, r, p, q); the stages mode "
                  "times the solve with CUDA events, iteration_ms = cg / (iterations + 1)"}};
 }

@@ -1,6 +1,8 @@
 // corot-cg on the CPU (OpenMP; one thread is the thesis's serial CPU): the readable reference of
 // the CUDA kernels. One loop per stage over elements or nodes, each calling the functions of
-// corot_cg_element.h; the CG is linalg's, on a matrix-free FunctionOperator.
+// corot_cg_element.h; the CG is linalg's, on a matrix-free FunctionOperator. Unlike the kernels,
+// the forces stage's element loop stores each element's rotated blocks R K_ab R^T and force rows
+// once, and the node loops (forces, every CG product) gather them in the incidence order.
 #include <omp.h>
 
 #include <algorithm>
@@ -18,16 +20,13 @@ template <class T>
 class CorotCgCpu final : public CorotCgSimulation {
  public:
   CorotCgCpu(CorotCgSetup setup, Precision p, int threads)
-      : CorotCgSimulation(std::move(setup), Backend::Cpu, p), threads_(threads) {
+      : CorotCgSimulation(std::move(setup), Backend::Cpu, p), threads_(threads), el_(setup_) {
     const CorotCgSetup& s = setup_;
     const int64_t E = s.num_elements;
     const size_t n = 3 * size_t(s.num_nodes);
-    Dm_inv_ = entry_major<T>(s.Dm_inv, E, 9);
-    Dm_ = entry_major<T>(s.Dm, E, 9);
-    volume_.assign(s.volume.begin(), s.volume.end());
-    R_.assign(9 * size_t(E), T(0));
-    for (int64_t e = 0; e < E; ++e)
-      for (int k = 0; k < 9; k += 4) R_[size_t(k * E + e)] = T(1);
+    blocks_.resize(kRotatedBlockValues * size_t(E));
+    force_rows_.resize(12 * size_t(E));
+    p_masked_.resize(n);
     X_.resize(n);
     for (size_t i = 0; i < size_t(s.num_nodes); ++i)
       for (int d = 0; d < 3; ++d) X_[3 * i + size_t(d)] = T(s.nodes[i][size_t(d)]);
@@ -45,13 +44,8 @@ class CorotCgCpu final : public CorotCgSimulation {
         map_weights_[4 * v + size_t(a)] = T(s.binding.weights[v][size_t(a)]);
       }
     render_.assign(3 * size_t(s.render_vertices), T(0));
-    elements_.E = E;
-    elements_.conn = s.connectivity.data();
-    elements_.Dm_inv = Dm_inv_.data();
-    elements_.Dm = Dm_.data();
-    elements_.volume = volume_.data();
-    elements_.R = R_.data();
-    elements_.lame = {T(s.lambda), T(s.mu)};
+    elements_ = el_.view();
+    update_blocks();
     loads_.mass = mass_.data();
     for (int d = 0; d < 3; ++d) loads_.gravity[d] = T(s.gravity[d]);
     loads_.load_ptr = s.loads.empty() ? nullptr : s.load_ptr.data();
@@ -80,7 +74,7 @@ class CorotCgCpu final : public CorotCgSimulation {
       const int64_t E = setup_.num_elements;
       std::vector<double> out(9 * size_t(E));
       for (int64_t e = 0; e < E; ++e)
-        for (int k = 0; k < 9; ++k) out[size_t(9 * e + k)] = double(R_[size_t(k * E + e)]);
+        for (int k = 0; k < 9; ++k) out[size_t(9 * e + k)] = double(el_.R[size_t(k * E + e)]);
       return out;
     }
     if (a == StageArray::diag) return std::vector<double>(operator_->diagonal_data(), operator_->diagonal_data() + u_.size());
@@ -92,7 +86,8 @@ class CorotCgCpu final : public CorotCgSimulation {
       const int64_t E = setup_.num_elements;
       check_size(a, values.size(), 9 * size_t(E));
       for (int64_t e = 0; e < E; ++e)
-        for (int k = 0; k < 9; ++k) R_[size_t(k * E + e)] = T(values[size_t(9 * e + k)]);
+        for (int k = 0; k < 9; ++k) el_.R[size_t(k * E + e)] = T(values[size_t(9 * e + k)]);
+      update_blocks();
       return;
     }
     if (a == StageArray::diag) throw std::invalid_argument("corot-cg: diag is computed by Forces");
@@ -168,9 +163,14 @@ class CorotCgCpu final : public CorotCgSimulation {
     for (int64_t e = 0; e < E; ++e) {
       T Xe[4][3], xe[4][3], Dinv[9], R[9], det_f;
       gather_positions(elements_, e, u_.data(), Xe, xe);
-      for (int k = 0; k < 9; ++k) Dinv[k] = Dm_inv_[size_t(k * E + e)];
+      for (int k = 0; k < 9; ++k) Dinv[k] = el_.Dm_inv[size_t(k * E + e)];
       const bool ok = element_rotation(method, Xe, xe, Dinv, R, det_f);
-      for (int k = 0; k < 9; ++k) R_[size_t(k * E + e)] = R[k];
+      for (int k = 0; k < 9; ++k) el_.R[size_t(k * E + e)] = R[k];
+      element_rotated_blocks(elements_, e, &blocks_[kRotatedBlockValues * size_t(e)]);
+      T fr[4][3];
+      element_force_rows(elements_, e, u_.data(), v_.data(), k_.rhs_v, fr);
+      for (int a = 0; a < 4; ++a)
+        for (int i = 0; i < 3; ++i) force_rows_[12 * size_t(e) + size_t(3 * a + i)] = fr[a][i];
       if (!std::isfinite(double(det_f))) {
         first_nonfinite = std::min(first_nonfinite, e);
         continue;
@@ -197,7 +197,7 @@ class CorotCgCpu final : public CorotCgSimulation {
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; ++n) {
       T f[3], dk[3], b[3], d[3];
-      node_force(elements_, setup_.node_ptr.data(), setup_.incidence.data(), n, u_.data(), v_.data(), k_.rhs_v, f, dk);
+      node_gather_force(force_rows_.data(), blocks_.data(), setup_.node_ptr.data(), setup_.incidence.data(), n, f, dk);
       node_rhs(k_, loads_, n, X_.data(), u_.data(), v_.data(), f, dk, n == imp_node ? imp : nullptr,
                setup_.constrained[size_t(n)], b, d, contact_[size_t(n)]);
       for (int i = 0; i < 3; ++i) {
@@ -209,13 +209,25 @@ class CorotCgCpu final : public CorotCgSimulation {
 
   void product(const T* p, T* y) {
     const int64_t N = setup_.num_nodes;
+    const uint8_t* constrained = setup_.constrained.data();
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; ++n)
+      for (int i = 0; i < 3; ++i) p_masked_[size_t(3 * n + i)] = (constrained[n] >> i) & 1 ? T(0) : p[3 * n + i];
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; ++n) {
       T kp[3], yn[3];
-      node_stiffness_times(elements_, setup_.node_ptr.data(), setup_.incidence.data(), setup_.constrained.data(), n, p, kp);
+      node_blocks_times(setup_.connectivity.data(), blocks_.data(), setup_.node_ptr.data(), setup_.incidence.data(), n,
+                        p_masked_.data(), kp);
       node_operator(k_, mass_.data(), loads_.ground, loads_.plane, contact_.data(), n, p, kp, yn);
       for (int i = 0; i < 3; ++i) y[3 * n + i] = yn[i];
     }
+  }
+
+  // The stored blocks from R where R is set other than by forces() (construction, set_array).
+  void update_blocks() {
+    const int64_t E = setup_.num_elements;
+#pragma omp parallel for schedule(static)
+    for (int64_t e = 0; e < E; ++e) element_rotated_blocks(elements_, e, &blocks_[kRotatedBlockValues * size_t(e)]);
   }
 
   linalg::CgResult solve() {
@@ -250,7 +262,12 @@ class CorotCgCpu final : public CorotCgSimulation {
   int threads_;
   bool static_ = false, static_coefficients_ = false;
   RayleighEuler<T> k_{};
-  std::vector<T> Dm_inv_, Dm_, volume_, R_, X_, mass_, u_, v_, dv_, b_, render_, map_weights_;
+  HostElementArrays<T> el_;
+  std::vector<T> X_, mass_, u_, v_, dv_, b_, render_, map_weights_;
+  // The step's R K R^T (element_rotated_blocks, 90 per element) and the element rows of the
+  // internal force (element_force_rows, 12 per element), both element-major, written by forces().
+  std::vector<T> blocks_, force_rows_;
+  std::vector<T> p_masked_;  // the product's p, 0 at the constrained components
   std::vector<int32_t> map_nodes_;
   std::vector<uint8_t> contact_;
   ElementArrays<T> elements_;

@@ -3,13 +3,17 @@
 // "large"), EB_HD so that the OpenMP loops and the CUDA kernels run the very same code.
 //
 // Layouts (both backends): per-element arrays entry-major (entry k of element e at k * E + e:
-// coalesced on the device), nodal vectors node-major (3 n + i, the CG's vectors). The element
-// stiffness is never stored: K_ab is rebuilt from the shape gradients and the volume
+// coalesced on the device), nodal vectors node-major (3 n + i, the CG's vectors). On the GPU the
+// element stiffness is never stored: K_ab is rebuilt from the shape gradients and the volume
 // (tet4_stiffness_block), so the CG's product reads 9 (R) + 9 (Dm^-1) + 1 (volume) values per
-// element. Rest geometry enters as the element's edges Dm (X_a - X_0, from fp64), never as
-// differences of absolute coordinates: in fp32 a coordinate of 19 carries an error of 1e-6,
-// 4e-6 of a 0.25 edge, where the edges themselves are exact to 6e-8. K annihilates translations,
-// so every formula may use positions relative to node 0.
+// element (node_stiffness_times: bandwidth is what the GPU lacks, not FLOPs). The CPU stores the
+// rotated blocks R K_ab R^T once per step (element_rotated_blocks, 90 values per element) and its
+// product reads them (node_blocks_times): one core lacks FLOPs, and rebuilding the blocks for each
+// of an element's 4 nodes in every product was 4 x the work of an element loop. Both are the same
+// sum_e R_e K_e R_e^T p_e to rounding. Rest geometry enters as the element's edges Dm (X_a - X_0,
+// from fp64), never as differences of absolute coordinates: in fp32 a coordinate of 19 carries
+// an error of 1e-6, 4e-6 of a 0.25 edge, where the edges themselves are exact to 6e-8. K
+// annihilates translations, so every formula may use positions relative to node 0.
 //
 // K v is applied without a global matrix and without atomics: each node gathers the rows of its
 // incident elements (node_ptr / node_incidence: entries 4 e + a, a the node's local index), so
@@ -109,6 +113,52 @@ EB_HD void add_rotated_row(const T R[9], const T G[4][3], T vol, tet::Lame<T> la
   for (int i = 0; i < 3; ++i) y[i] += r[i];
 }
 
+// The CPU's stored R K R^T: an element's 4 x 4 blocks are symmetric (B_ba = B_ab^T), so the 10
+// blocks a <= b are kept, block (a, b) at 9 * block_slot(a, b), element-major (element e's 90
+// values contiguous at 90 e: the node gather reads one element's row at a time, a cache line
+// apart, where the entry-major layout would touch 36 lines).
+constexpr int kRotatedBlockValues = 90;
+EB_HD int block_slot(int a, int b) { return 4 * a - a * (a - 1) / 2 + (b - a); }  // a <= b
+
+// Element e's 10 blocks B_ab = R K_ab R^T (a <= b) into B[90], from its step's rotation m.R.
+// K_ab is bilinear in the shape gradients (tet4_stiffness_block), so R K_ab(G) R^T = K_ab(R G):
+// the blocks of the rotated gradients, ~50 FLOPs each where R K_ab R^T by products takes ~140.
+template <class T>
+EB_HD void element_rotated_blocks(const ElementArrays<T>& m, int64_t e, T B[kRotatedBlockValues]) {
+  T R[9], G[4][3], vol, g[4][3];
+  load_element(m, e, R, G, vol);
+  for (int a = 0; a < 4; ++a) tet::mul3_vec(R, G[a], g[a]);
+  for (int a = 0; a < 4; ++a)
+    for (int b = a; b < 4; ++b) tet::tet4_stiffness_block(g, vol, m.lame, a, b, B + 9 * block_slot(a, b));
+}
+
+// Node n's row of K p from the stored blocks (CPU): y = sum over its incidences (e, a), in the
+// incidence order, of sum_b B_ab p_b, b = 0..3. p must already be 0 at the constrained components
+// (the caller masks it once per product, not once per incidence). The sum order is fixed by the
+// incidence list alone, so the result does not depend on the thread count and repeats bit for bit.
+template <class T>
+EB_HD void node_blocks_times(const int32_t* conn, const T* blocks, const int32_t* node_ptr, const int32_t* incidence,
+                             int64_t n, const T* p_masked, T y[3]) {
+  y[0] = y[1] = y[2] = T(0);
+  for (int32_t k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
+    const int64_t e = incidence[k] >> 2;
+    const int a = incidence[k] & 3;
+    const T* Be = blocks + kRotatedBlockValues * e;
+    const int32_t* ce = conn + 4 * e;
+    // Row block a: B_ba^T left of the diagonal, B_ab from it on (two loops: no branch on b < a).
+    for (int b = 0; b < a; ++b) {
+      const T* B = Be + 9 * block_slot(b, a);
+      const T* pb = p_masked + 3 * int64_t(ce[b]);
+      for (int i = 0; i < 3; ++i) y[i] += B[i] * pb[0] + B[3 + i] * pb[1] + B[6 + i] * pb[2];
+    }
+    for (int b = a; b < 4; ++b) {
+      const T* B = Be + 9 * block_slot(a, b);
+      const T* pb = p_masked + 3 * int64_t(ce[b]);
+      for (int i = 0; i < 3; ++i) y[i] += B[3 * i] * pb[0] + B[3 * i + 1] * pb[1] + B[3 * i + 2] * pb[2];
+    }
+  }
+}
+
 // Node n's row of the co-rotational product K p = sum_e R_e K_e R_e^T p_e; p is read only at free
 // components (bit d of constrained[node] set: component d counts as 0, as FunctionOperator
 // requires).
@@ -132,6 +182,24 @@ EB_HD void node_stiffness_times(const ElementArrays<T>& m, const int32_t* node_p
   }
 }
 
+// Element e's R^T x - X relative to node 0 with x = X + u + c v, per node b: R^T (u + c v) +
+// (R^T X - X), the second part from the exact rest edges.
+template <class T>
+EB_HD void element_unrotated_state(const ElementArrays<T>& m, int64_t e, const T R[9], const T* u, const T* v, T c,
+                                   T w[4][3]) {
+  T Xe[4][3];
+  rest_relative(m.Dm, m.E, e, Xe);
+  for (int b = 0; b < 4; ++b) {
+    const int64_t nb = m.conn[4 * e + b];
+    T q[3];
+    for (int i = 0; i < 3; ++i) q[i] = u[3 * nb + i] + c * v[3 * nb + i];
+    T rq[3], rX[3];
+    tet::mul3t_vec(R, q, rq);
+    tet::mul3t_vec(R, Xe[b], rX);
+    for (int i = 0; i < 3; ++i) w[b][i] = rq[i] + (rX[i] - Xe[b][i]);
+  }
+}
+
 // Node n's row of the internal force plus c K v (c = h + beta folds Rayleigh's stiffness damping
 // into the same pass): sum_e R_e K_e (R_e^T (x_e + c v_e) - X_e); and the diagonal of the
 // node's block of sum_e R_e K_e R_e^T (the Jacobi preconditioner's share).
@@ -145,25 +213,50 @@ EB_HD void node_force(const ElementArrays<T>& m, const int32_t* node_ptr, const 
     const int a = incidence[k] & 3;
     T R[9], G[4][3], vol;
     load_element(m, e, R, G, vol);
-    T Xe[4][3], w[4][3];
-    rest_relative(m.Dm, m.E, e, Xe);
-    for (int b = 0; b < 4; ++b) {
-      const int64_t nb = m.conn[4 * e + b];
-      T q[3];
-      // R^T x - X with x = X + u, relative to node 0: R^T (u + c v) + (R^T X - X), the second
-      // part from the exact rest edges.
-      for (int i = 0; i < 3; ++i) q[i] = u[3 * nb + i] + c * v[3 * nb + i];
-      T rq[3], rX[3];
-      tet::mul3t_vec(R, q, rq);
-      tet::mul3t_vec(R, Xe[b], rX);
-      for (int i = 0; i < 3; ++i) w[b][i] = rq[i] + (rX[i] - Xe[b][i]);
-    }
+    T w[4][3];
+    element_unrotated_state(m, e, R, u, v, c, w);
     add_rotated_row(R, G, vol, m.lame, a, w, f);
     T blk[9], t1[9], t2[9];
     tet::tet4_stiffness_block(G, vol, m.lame, a, a, blk);
     tet::mul3(R, blk, t1);
     tet::mul3_nt(t1, R, t2);
     for (int i = 0; i < 3; ++i) diag[i] += t2[4 * i];
+  }
+}
+
+// Element e's 4 rows of the internal force plus c K v, f_a = R sum_b K_ab w_b (the terms
+// node_force sums, computed once per element instead of once per incident node: the CPU's forces
+// stage). Each row is node_force's term bit for bit, so the CPU's forces differ from the kernel's
+// by the order of the sum only. (The stress form V sigma(grad w) grad N_a would take ~100 FLOPs
+// instead of ~900, but its other rounding moves fp32 trajectories further from the kernels'.)
+template <class T>
+EB_HD void element_force_rows(const ElementArrays<T>& m, int64_t e, const T* u, const T* v, T c, T f[4][3]) {
+  T R[9], G[4][3], vol;
+  load_element(m, e, R, G, vol);
+  T w[4][3];
+  element_unrotated_state(m, e, R, u, v, c, w);
+  for (int a = 0; a < 4; ++a) {
+    f[a][0] = f[a][1] = f[a][2] = T(0);
+    add_rotated_row(R, G, vol, m.lame, a, w, f[a]);
+  }
+}
+
+// Node n's internal force plus c K v and its diagonal block's diagonal, gathered (incidence
+// order, as node_force) from the element rows of element_force_rows (12 per element,
+// element-major) and the stored blocks.
+template <class T>
+EB_HD void node_gather_force(const T* force_rows, const T* blocks, const int32_t* node_ptr, const int32_t* incidence,
+                             int64_t n, T f[3], T diag[3]) {
+  f[0] = f[1] = f[2] = T(0);
+  diag[0] = diag[1] = diag[2] = T(0);
+  for (int32_t k = node_ptr[n]; k < node_ptr[n + 1]; ++k) {
+    const int64_t e = incidence[k] >> 2;
+    const int a = incidence[k] & 3;
+    const T* B = blocks + kRotatedBlockValues * e + 9 * block_slot(a, a);
+    for (int i = 0; i < 3; ++i) {
+      f[i] += force_rows[12 * e + 3 * a + i];
+      diag[i] += B[4 * i];
+    }
   }
 }
 

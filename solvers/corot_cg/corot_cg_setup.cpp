@@ -183,33 +183,42 @@ CorotCgSetup build_corot_cg_setup(const Scenario& sc, const RunOptions& ro) {
   return s;
 }
 
-std::vector<StageWork> corot_cg_stage_work(const CorotCgSetup& s, Precision p, int cg_iterations) {
+std::vector<StageWork> corot_cg_stage_work(const CorotCgSetup& s, Backend b, Precision p, int cg_iterations) {
   const double w = p == Precision::Fp32 ? 4.0 : 8.0;
   const double E = double(s.num_elements), N = double(s.num_nodes), n = 3 * N, V = double(s.render_vertices);
+  const bool stored = b == Backend::Cpu;
   // FLOPs per element from corot_cg_element.h: rotation, F (27) + det (12) + edge frame (~60) or
-  // polar (~850) + R = E E0^T (45); a node's row per incident element (4 per element): 4 blocks
-  // (~40 each with the product) + R^T on 4 vectors (60) + R z (15) ~ 235; force adds R^T X (60)
-  // and the diagonal block (~90).
+  // polar (~850) + R = E E0^T (45). CUDA: a node's row per incident element (4 per element): 4
+  // blocks (~40 each with the product) + R^T on 4 vectors (60) + R z (15) ~ 235; force adds R^T X
+  // (60) and the diagonal block (~90). CPU: per element the 10 rotated blocks (R G: 60, ~50
+  // each) and the 4 force rows (~1,000) once, written (102 values) and gathered; a product row per
+  // incident element is 4 stored blocks times p (72).
   const double rot = (s.rotation == Rotation::Polar ? 940 : 150) * E;
   std::vector<StageWork> out;
   out.push_back({"rotation", rot, E * (16 + 9 * w + 9 * w) + n * w});
-  out.push_back({"forces", E * 4 * 385 + N * 40, E * (16 + 28 * w) + 4 * E * 4 + N * 4 + 3 * n * w + N * (w + 1)});
+  const double forces_bytes = E * (16 + 28 * w) + 4 * E * 4 + N * 4 + 3 * n * w + N * (w + 1);
+  if (stored)
+    out.push_back({"forces", E * (560 + 1000) + 4 * E * 6 + N * 40, forces_bytes + E * 102 * w});
+  else
+    out.push_back({"forces", E * 4 * 385 + N * 40, forces_bytes});
   const double it = double(cg_iterations);
-  out.push_back({"cg", (it + 1) * (E * 4 * 235 + 8 * n) + it * 10 * n,
-                 (it + 1) * cg_iteration_compulsory_bytes(s, p) + 5 * n * w});
+  out.push_back({"cg", (it + 1) * (E * 4 * (stored ? 72 : 235) + 8 * n) + it * 10 * n,
+                 (it + 1) * cg_iteration_compulsory_bytes(s, b, p) + 5 * n * w});
   out.push_back({"integrate", 3 * n, 4 * n * w});
   if (V > 0) out.push_back({"mapping", V * 24, V * (16 + 4 * w + 3 * w) + n * w * 2});
   return out;
 }
 
-double cg_iteration_compulsory_bytes(const CorotCgSetup& s, Precision p) {
+double cg_iteration_compulsory_bytes(const CorotCgSetup& s, Backend b, Precision p) {
   const double w = p == Precision::Fp32 ? 4.0 : 8.0;
   const double E = double(s.num_elements), N = double(s.num_nodes), n = 3 * N;
-  // The product reads per element R, Dm^-1 (9 + 9) and the volume, the connectivity (16 B); per
-  // node the incidence (4 B per entry, 4 per element) and its pointer, mass, fixed flag, contact
-  // flag; the vector p, and writes q: (19 w + 16 + 16) E + (8 + w + 2) N + 2 n w. The standard
+  // The product reads per element R, Dm^-1 (9 + 9) and the volume (CUDA, which rebuilds K_ab) or
+  // the 10 stored blocks R K_ab R^T (CPU: 90 values), the connectivity (16 B); per node the
+  // incidence (4 B per entry, 4 per element) and its pointer, mass, fixed flag, contact flag; the
+  // vector p, and writes q: (19 w or 90 w, + 16 + 16) E + (8 + w + 2) N + 2 n w. The standard
   // CG's vector passes read/write x, r, p, q: 7 n w more (solvers/linalg/PERF_NOTES.md).
-  return E * (19 * w + 32) + N * (8 + w + 2) + 2 * n * w + 7 * n * w;
+  const double element_values = b == Backend::Cpu ? double(kRotatedBlockValues) : 19.0;
+  return E * (element_values * w + 32) + N * (8 + w + 2) + 2 * n * w + 7 * n * w;
 }
 
 }  // namespace eb::corot_cg

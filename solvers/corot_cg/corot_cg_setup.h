@@ -88,13 +88,42 @@ std::vector<T> entry_major(const std::vector<double>& src, int64_t E, int k) {
   return out;
 }
 
+// A setup's element arrays in T, entry-major, R = I until a step sets it: the CPU backend's
+// storage (and its tests'); view() is what the element functions take.
+template <class T>
+struct HostElementArrays {
+  explicit HostElementArrays(const CorotCgSetup& s)
+      : E(s.num_elements), conn(s.connectivity.data()), lame{T(s.lambda), T(s.mu)},
+        Dm_inv(entry_major<T>(s.Dm_inv, E, 9)), Dm(entry_major<T>(s.Dm, E, 9)), volume(s.volume.begin(), s.volume.end()),
+        R(9 * size_t(E), T(0)) {
+    for (int64_t e = 0; e < E; ++e)
+      for (int k = 0; k < 9; k += 4) R[size_t(k * E + e)] = T(1);
+  }
+  ElementArrays<T> view() const {
+    ElementArrays<T> m;
+    m.E = E;
+    m.conn = conn;
+    m.Dm_inv = Dm_inv.data();
+    m.Dm = Dm.data();
+    m.volume = volume.data();
+    m.R = R.data();
+    m.lame = lame;
+    return m;
+  }
+  int64_t E;
+  const int32_t* conn;
+  tet::Lame<T> lame;
+  std::vector<T> Dm_inv, Dm, volume, R;
+};
+
 // FLOPs and compulsory bytes per stage of a step (PERF_NOTES.md states the counts), and what one
-// CG iteration must read.
+// CG iteration must read; per backend, since the CPU stores the rotated blocks that the CUDA
+// kernels rebuild.
 struct StageWork {
   std::string stage;
   double flops = 0, bytes = 0;
 };
-std::vector<StageWork> corot_cg_stage_work(const CorotCgSetup& s, Precision p, int cg_iterations);
-double cg_iteration_compulsory_bytes(const CorotCgSetup& s, Precision p);
+std::vector<StageWork> corot_cg_stage_work(const CorotCgSetup& s, Backend b, Precision p, int cg_iterations);
+double cg_iteration_compulsory_bytes(const CorotCgSetup& s, Backend b, Precision p);
 
 }  // namespace eb::corot_cg

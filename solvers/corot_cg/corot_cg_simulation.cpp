@@ -130,7 +130,7 @@ ValidityCounts CorotCgSimulation::validity() const { return counts_; }
 WorkCounts CorotCgSimulation::work_per_step() const {
   const int it = solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / double(solves_))) : setup_.options.cg_iterations;
   WorkCounts w;
-  for (const StageWork& s : corot_cg_stage_work(setup_, precision_, it)) {
+  for (const StageWork& s : corot_cg_stage_work(setup_, backend_, precision_, it)) {
     w.flops += s.flops;
     w.bytes += s.bytes;
   }
@@ -148,9 +148,9 @@ nlohmann::json CorotCgSimulation::details() const {
   j["cg"]["solves_meeting_tolerance"] = tolerance_met_;
   const int it = solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / double(solves_))) : setup_.options.cg_iterations;
   nlohmann::json work = nlohmann::json::object();
-  for (const StageWork& s : corot_cg_stage_work(setup_, precision_, it)) work[s.stage] = {{"flops", s.flops}, {"bytes", s.bytes}};
+  for (const StageWork& s : corot_cg_stage_work(setup_, backend_, precision_, it)) work[s.stage] = {{"flops", s.flops}, {"bytes", s.bytes}};
   j["stage_work"] = work;
-  j["cg_iteration_compulsory_bytes"] = cg_iteration_compulsory_bytes(setup_, precision_);
+  j["cg_iteration_compulsory_bytes"] = cg_iteration_compulsory_bytes(setup_, backend_, precision_);
   nlohmann::json imp = nlohmann::json::array();
   for (const Impulse& i : applied_impulses_)
     imp.push_back({{"frame", i.frame}, {"node", i.node}, {"force", {i.force[0], i.force[1], i.force[2]}}});

@@ -102,6 +102,121 @@ TEST_P(Operator, MatrixFreeProductEqualsAssembledMatrix) {
   }
 }
 
+// The CPU's product (stored blocks R K_ab R^T, node_blocks_times) against the function the CUDA
+// kernel runs (node_stiffness_times: K_ab rebuilt, R^T p, then R), with the kernel's 32 lanes and
+// its xor shuffle tree emulated: the same mathematics, so they differ by rounding only, and that
+// difference must stay well inside CpuVsCuda's product tolerances (fp64 1e-12, fp32 2e-5
+// relative), which this test is the CPU-side evidence for.
+template <class T>
+struct TwoGathers {
+  TwoGathers(const CorotCgSetup& setup, const std::vector<double>& R_element_major) : s(setup), el(setup) {
+    el.R = entry_major<T>(R_element_major, s.num_elements, 9);
+    m = el.view();
+    blocks.resize(kRotatedBlockValues * size_t(s.num_elements));
+    for (int64_t e = 0; e < s.num_elements; ++e) element_rotated_blocks(m, e, &blocks[kRotatedBlockValues * size_t(e)]);
+  }
+  void stored(const T* p, T* y) const {
+    std::vector<T> pm(p, p + 3 * s.num_nodes);
+    for (int64_t n = 0; n < s.num_nodes; ++n)
+      for (int i = 0; i < 3; ++i)
+        if ((s.constrained[size_t(n)] >> i) & 1) pm[size_t(3 * n + i)] = T(0);
+    for (int64_t n = 0; n < s.num_nodes; ++n)
+      node_blocks_times(s.connectivity.data(), blocks.data(), s.node_ptr.data(), s.incidence.data(), n, pm.data(),
+                        y + 3 * n);
+  }
+  void warp(const T* p, T* y) const {
+    constexpr int kLanes = 32;
+    for (int64_t n = 0; n < s.num_nodes; ++n) {
+      T lane[kLanes][3], next[kLanes][3];
+      for (int l = 0; l < kLanes; ++l)
+        node_stiffness_times(m, s.node_ptr.data(), s.incidence.data(), s.constrained.data(), n, p, lane[l], l, kLanes);
+      for (int o = kLanes / 2; o > 0; o /= 2) {
+        for (int l = 0; l < kLanes; ++l)
+          for (int i = 0; i < 3; ++i) next[l][i] = lane[l][i] + lane[l ^ o][i];
+        std::copy(&next[0][0], &next[0][0] + 3 * kLanes, &lane[0][0]);
+      }
+      for (int i = 0; i < 3; ++i) y[3 * n + i] = lane[0][i];
+    }
+  }
+  const CorotCgSetup& s;
+  HostElementArrays<T> el;
+  ElementArrays<T> m;
+  std::vector<T> blocks;
+};
+
+// The CPU's forces (element rows gathered, diagonal from the stored blocks) against node_force
+// with the kernel's 32 lanes: max relative difference of f and of the diagonal.
+template <class T>
+double stored_forces_vs_warp_gather(const CorotCgSetup& s, const std::vector<double>& R, const std::vector<double>& u,
+                                    const std::vector<double>& v, double c) {
+  const TwoGathers<T> g(s, R);
+  const std::vector<T> ut(u.begin(), u.end()), vt(v.begin(), v.end());
+  std::vector<T> rows(12 * size_t(s.num_elements));
+  for (int64_t e = 0; e < s.num_elements; ++e)
+    element_force_rows(g.m, e, ut.data(), vt.data(), T(c), reinterpret_cast<T(*)[3]>(&rows[12 * size_t(e)]));
+  constexpr int kLanes = 32;
+  std::vector<double> got(2 * u.size()), want(2 * u.size());
+  for (int64_t n = 0; n < s.num_nodes; ++n) {
+    T f[3], d[3], lane[kLanes][6];
+    node_gather_force(rows.data(), g.blocks.data(), s.node_ptr.data(), s.incidence.data(), n, f, d);
+    for (int l = 0; l < kLanes; ++l)
+      node_force(g.m, s.node_ptr.data(), s.incidence.data(), n, ut.data(), vt.data(), T(c), lane[l], lane[l] + 3, l,
+                 kLanes);
+    for (int o = kLanes / 2; o > 0; o /= 2) {
+      T next[kLanes][6];
+      for (int l = 0; l < kLanes; ++l)
+        for (int i = 0; i < 6; ++i) next[l][i] = lane[l][i] + lane[l ^ o][i];
+      std::copy(&next[0][0], &next[0][0] + 6 * kLanes, &lane[0][0]);
+    }
+    for (int i = 0; i < 3; ++i) {
+      got[size_t(3 * n + i)] = double(f[i]);
+      got[u.size() + size_t(3 * n + i)] = double(d[i]);
+      want[size_t(3 * n + i)] = double(lane[0][i]);
+      want[u.size() + size_t(3 * n + i)] = double(lane[0][3 + i]);
+    }
+  }
+  const std::vector<double> fg(got.begin(), got.begin() + long(u.size())), fw(want.begin(), want.begin() + long(u.size()));
+  const std::vector<double> dg(got.begin() + long(u.size()), got.end()), dw(want.begin() + long(u.size()), want.end());
+  return std::max(rel_diff(fg, fw), rel_diff(dg, dw));
+}
+
+template <class T>
+double stored_blocks_vs_warp_gather(const CorotCgSetup& s, const std::vector<double>& R, const std::vector<double>& p) {
+  const TwoGathers<T> g(s, R);
+  const std::vector<T> pt(p.begin(), p.end());
+  std::vector<T> y1(p.size()), y2(p.size());
+  g.stored(pt.data(), y1.data());
+  g.warp(pt.data(), y2.data());
+  return rel_diff(std::vector<double>(y1.begin(), y1.end()), std::vector<double>(y2.begin(), y2.end()));
+}
+
+TEST(StoredBlocks, ProductAndForcesEqualTheCudaKernelsGathersToRounding) {
+  for (const char* variant : {"edge", "polar"}) {
+    const Scenario sc = scenario_from_toml(box_toml(), {std::string("solver.variant=") + variant});
+    auto sim = make_corot_cg(sc, run_options(Backend::Cpu, Precision::Fp64));
+    const CorotCgSetup& s = sim->setup();
+    for (unsigned seed : {1u, 2u}) {
+      sim->set_array(StageArray::u, deformed_state(s, 0.6 * seed, 0.003, seed));
+      sim->set_coefficients(static_coefficients<double>());
+      sim->run_stage(Stage::Forces);
+      const std::vector<double> R = sim->get_array(StageArray::R);
+      const std::vector<double> p = random_vector(3 * size_t(s.num_nodes), 1.0, seed + 30);
+      const double d64 = stored_blocks_vs_warp_gather<double>(s, R, p);
+      const double d32 = stored_blocks_vs_warp_gather<float>(s, R, p);
+      EXPECT_LT(d64, 1e-13) << variant << " seed " << seed;
+      EXPECT_LT(d32, 2e-6) << variant << " seed " << seed;
+      // The forces add node_force's own terms, only in another order than the warp's.
+      const std::vector<double> u = sim->get_array(StageArray::u), v = random_vector(u.size(), 0.1, seed + 40);
+      const double f64 = stored_forces_vs_warp_gather<double>(s, R, u, v, 0.01);
+      const double f32 = stored_forces_vs_warp_gather<float>(s, R, u, v, 0.01);
+      EXPECT_LT(f64, 1e-13) << variant << " seed " << seed;
+      EXPECT_LT(f32, 2e-6) << variant << " seed " << seed;
+      std::printf("%s seed %u: CPU against the kernel's gather, max |d| / max: product fp64 %.3g fp32 %.3g, "
+                  "forces and diagonal fp64 %.3g fp32 %.3g\n", variant, seed, d64, d32, f64, f32);
+    }
+  }
+}
+
 // The edge frame and the polar rotation are both exact for rigid motions, and differ by the order
 // of the strain otherwise (the edge frame follows edge 01, the polar factor the average).
 TEST_P(Operator, EdgeFrameAndPolarAgreeForSmallDeformations) {
