@@ -7,5 +7,7 @@ EB_NR_STRATEGY(assembly_cpu, "cpu", Host, true,
 EB_NR_STRATEGY(assembly_cpu_opt, "cpu-opt", Host, true,
                "AssemblyCPU_Opt: direct stiffness into precomputed value locations (element_value_map)")
 #if defined(ELASTOBENCH_HAVE_CUDA)
-// Device strategies here.
+EB_NR_STRATEGY(globalnz, "globalnz", Device, true,
+               "GlobalNZ: element per thread with block element lists and nodal prefetch, element data to "
+               "global memory, reduction array (Alg. 2, LPT packing)")
 #endif

@@ -19,8 +19,9 @@ namespace eb::nr_neohookean {
 
 // The engine's vectors (3 per node). Phi: the Newton iterate phi^{k+1}_p; PhiK: phi^k; P: p^k;
 // Mid: (Phi + PhiK) / 2; Force: the assembled internal force; Fext: external force (constrained
-// rows 0); Res: the Newton residual; Dx: the CG solution.
-enum class Vec { Phi, PhiK, P, Mid, Force, Fext, Res, Dx };
+// rows 0); Res: the Newton residual; Dx: the CG solution; Prev: the last accepted update.
+enum class Vec { Phi, PhiK, P, Mid, Force, Fext, Res, Dx, Prev };
+inline constexpr int kVecs = 9;
 
 // Stage times accumulated since the last take (ms): "nr", "assembly", "cg", "transfer".
 using StageTimes = std::map<std::string, double>;

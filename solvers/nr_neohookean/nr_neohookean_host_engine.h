@@ -37,7 +37,7 @@ class HostEngine : public NrEngine<T> {
   const EngineInput<T>& in_;
   int threads_;
   int64_t n_;  // 3 * nodes
-  std::vector<T> vecs_[8];
+  std::vector<T> vecs_[kVecs];
   std::unique_ptr<AssemblyStrategy<T>> strategy_;
   std::unique_ptr<linalg::LinearOperator<T>> A_;
   std::unique_ptr<linalg::CgSolver<T>> cg_;

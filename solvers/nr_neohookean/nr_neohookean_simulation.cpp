@@ -183,6 +183,8 @@ class NrSim final : public NrSimulation {
                                         : "non-finite element " + std::to_string(checks.first_nonfinite);
       return;
     }
+    ElementChecks blocked;   // the last trial state that inverted an element
+    double last_alpha = 0;   // the last accepted update was last_alpha Prev
     double r = residual();
     const double r0 = r;
     rec.residuals.push_back(r);
@@ -197,14 +199,35 @@ class NrSim final : public NrSimulation {
       }
       if (it == max_iterations) {
         rec.failure = "no convergence in " + std::to_string(max_iterations) + " Newton iterations";
+        // Updates were halved because they inverted elements: the solution this step was heading
+        // for inverts them, so the step's validity counts that inversion (not the state kept).
+        if (blocked.inverted > 0) {
+          checks = blocked;
+          rec.failure += " (updates halved: they invert element " + std::to_string(blocked.first_inverted) + ")";
+        }
         return;
       }
       const linalg::CgResult cg = engine_->solve();
       rec.cg_iterations.push_back(cg.iterations);
       cg_iterations_total_ += cg.iterations;
       if (cg.status == linalg::CgStatus::NonFinite || cg.status == linalg::CgStatus::Breakdown) {
-        rec.failure = "CG " + linalg::to_string(cg.status);
-        return;
+        // The tangent is not positive definite here (an element sheared or compressed so far that
+        // the neo-Hookean tangent loses definiteness): go back half of the last update, as for an
+        // inverting one, and solve again from there.
+        if (last_alpha == 0 || rec.halvings >= setup_.options.max_step_halvings) {
+          rec.failure = "CG " + linalg::to_string(cg.status);
+          if (blocked.inverted > 0) checks = blocked;
+          return;
+        }
+        engine_->copy(Vec::Dx, Vec::Prev);
+        last_alpha *= 0.5;
+        engine_->step(-last_alpha);
+        checks = assemble();
+        ++assemblies_;
+        ++rec.halvings;
+        r = residual();
+        rec.residuals.push_back(r);
+        continue;
       }
       stats_.converged = cg.converged();
       stats_.initial_residual = cg.initial_residual();
@@ -215,16 +238,24 @@ class NrSim final : public NrSimulation {
         checks = assemble();
         ++assemblies_;
         if (checks.inverted == 0 && checks.first_nonfinite < 0) break;
+        blocked = checks;
         engine_->step(-alpha);
         if (h == setup_.options.max_step_halvings) {
-          checks = assemble();  // the state kept
+          // The step fails: the state stays the last one without inversion (reassembled, so the
+          // engine's arrays describe it), and the step's validity counts the inversion that
+          // every Newton update would have made.
+          const ElementChecks inverted = checks;
+          assemble();
           ++assemblies_;
+          checks = inverted;
           rec.failure = "every halving of the Newton step inverts element " + std::to_string(checks.first_inverted);
           return;
         }
         alpha *= 0.5;
         ++rec.halvings;
       }
+      engine_->copy(Vec::Prev, Vec::Dx);
+      last_alpha = alpha;
       r = residual();
       rec.residuals.push_back(r);
     }
@@ -253,7 +284,7 @@ class NrSim final : public NrSimulation {
       checks = assemble();
       ++assemblies_;
     }
-    const double tol = setup_.options.nr_tolerance, rel = setup_.options.nr_relative_tolerance;
+    const double tol = setup_.nr_tolerance, rel = setup_.options.nr_relative_tolerance;
     newton(rec, checks, [&] { return engine_->residual_dynamic(dt, c); }, assemble,
            [&](double r, double r0) { return r <= tol || (rel > 0 && r <= rel * r0); },
            setup_.options.nr_max_iterations);

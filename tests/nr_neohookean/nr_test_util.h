@@ -27,6 +27,14 @@ inline constexpr Backend kBackend = Backend::Cpu;
 #define EB_NR_SKIP_WITHOUT_DEVICE() (void)0
 #endif
 
+// The strategy the end-to-end tests run: all-GPU (GlobalNZ) in the GPU binary, AssemblyCPU_Opt on
+// the CPU.
+#if defined(EB_NR_TEST_CUDA)
+inline const char* kStrategy = "globalnz";
+#else
+inline const char* kStrategy = "cpu-opt";
+#endif
+
 inline RunOptions run_options(Backend b, Precision p, int threads = 1) {
   RunOptions o;
   o.backend = b;
@@ -54,6 +62,12 @@ inline std::vector<double> perturbed_positions(const NrSetup& s, double amplitud
   for (size_t n = 0; n < size_t(s.num_nodes); ++n)
     for (int d = 0; d < 3; ++d) x[3 * n + size_t(d)] = s.nodes[n][size_t(d)] + u(g);
   return x;
+}
+
+// The simulation of `sc` with this binary's backend and strategy.
+inline std::unique_ptr<NrSimulation> make_sim(Scenario sc, Precision p, const char* strategy = kStrategy) {
+  sc.solver.variant = strategy;
+  return make_nr_simulation(sc, run_options(kBackend, p));
 }
 
 // The reference tangent and force in fp64, written from the element library directly (triplets

@@ -47,7 +47,7 @@ TEST(Newton, ConvergesQuadratically) {
   EB_NR_SKIP_WITHOUT_DEVICE();
   const Scenario sc = cube(3, {"time.mode=\"static\"", "static.tolerance=1e-13", "static.max_iterations=25",
                                "nr-neohookean.cg_tolerance=1e-13", "nr-neohookean.cg_max_iterations=20000"});
-  auto sim = make_nr_simulation(sc, run_options(kBackend, Precision::Fp64));
+  auto sim = make_sim(sc, Precision::Fp64);
   sim->solve_static(0.25);
   const StepRecord& r = sim->history().back();
   std::printf("Newton residuals:");

@@ -25,7 +25,7 @@ TEST(Validation, CompressedCubeMatchesExactHomogeneousSolution) {
   EB_NR_SKIP_WITHOUT_DEVICE();
   const Scenario sc = cube(4, {"time.mode=\"static\"", "static.load_steps=5", "static.tolerance=1e-10",
                                "nr-neohookean.cg_tolerance=1e-12"});
-  auto sim = make_nr_simulation(sc, run_options(kBackend, Precision::Fp64));
+  auto sim = make_sim(sc, Precision::Fp64);
   for (int k = 1; k <= 5; ++k) {
     sim->solve_static(k / 5.0);
     ASSERT_TRUE(sim->history().back().converged) << sim->history().back().failure;
@@ -109,7 +109,7 @@ TEST(Validation, GravityLoadedCantileverMatchesEigenNewton) {
       "cantilever", {"mesh.element_size=0.05", "material.youngs_modulus=1.5e6", "time.mode=\"static\"",
                      "static.load_steps=8", "static.tolerance=1e-10", "static.max_iterations=40",
                      "nr-neohookean.cg_tolerance=1e-12", "nr-neohookean.cg_max_iterations=50000"});
-  auto sim = make_nr_simulation(sc, run_options(kBackend, Precision::Fp64));
+  auto sim = make_sim(sc, Precision::Fp64);
   for (int k = 1; k <= 8; ++k) {
     sim->solve_static(k / 8.0);
     ASSERT_TRUE(sim->history().back().converged) << "load step " << k << ": " << sim->history().back().failure;
@@ -162,7 +162,7 @@ TEST(Validation, UndampedMidpointEnergyBoundedOver1000Steps) {
                                                    "boundary.gravity=[0.0, 0.0, 0.0]", "time.damping=0.0",
                                                    "time.dt=0.001", "nr-neohookean.nr_tolerance=1e-9",
                                                    "nr-neohookean.cg_tolerance=1e-10"});
-  auto sim = make_nr_simulation(sc, run_options(kBackend, Precision::Fp64));
+  auto sim = make_sim(sc, Precision::Fp64);
   // Start from rest in a bent shape, u_z = 0.1 (x / L)^2 (about 10% strain at the root).
   std::vector<double> u(size_t(3 * sim->setup().num_nodes), 0.0), v(u.size(), 0.0);
   for (size_t n = 0; n < u.size() / 3; ++n) {
