@@ -358,6 +358,20 @@ void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t st) {
   launch_coo_accumulate(a.off.coo, x, y, st);
 }
 
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_gather_values(ValueSegments<T> v, const int64_t* __restrict__ pos, Index n,
+                                                            T* __restrict__ d) {
+  const Offset i = Offset(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) d[i] = pos[i] >= 0 ? v.at(pos[i]) : T(0);
+}
+
+template <class T>
+void gather_values(ValueSegments<T> v, const int64_t* pos, Index n, T* d, cudaStream_t st) {
+  if (n == 0) return;
+  k_gather_values<T><<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(v, pos, n, d);
+  EB_CUDA_CHECK(cudaGetLastError());
+}
+
 #define EB_LINALG_INSTANTIATE(T, H, D)                                   \
   template D<T> upload(const H<T>&);                                     \
   template void spmv(const D<T>&, const T*, T*, cudaStream_t);
@@ -371,6 +385,7 @@ void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t st) {
   EB_LINALG_INSTANTIATE(T, DcsrMatrix, DeviceDcsr)                       \
   EB_LINALG_INSTANTIATE(T, DhybMatrix, DeviceDhyb)                       \
   template DeviceBcsr<T> upload(const SlicedBcsr<T>&);                   \
+  template void gather_values(ValueSegments<T>, const int64_t*, Index, T*, cudaStream_t); \
   template std::size_t spmv_dot_blocks(const DeviceBcsr<T>&);            \
   template void spmv_dot(const DeviceBcsr<T>&, const T*, T*, const DotTarget&, cudaStream_t);
 EB_LINALG_INSTANTIATE_ALL(float)
