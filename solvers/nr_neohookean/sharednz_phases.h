@@ -1,0 +1,105 @@
+#pragma once
+// The three phases of a SharedNZ block (sharednz_plan.h), EB_HD so that the CUDA kernel
+// (sharednz_cuda.cu) and the host reference (sharednz_plan.cpp) run the same code. Between the
+// phases the block synchronizes; within a phase no two threads write one location.
+#include "solvers/nr_neohookean/sharednz_plan.h"
+
+namespace eb::nr_neohookean {
+
+// Device (or host) pointers of a plan, passed by value to the kernel.
+template <class T>
+struct SharedNzArgs {
+  const int64_t* slot_ptr = nullptr;
+  const int32_t* slot_record = nullptr;
+  const T* supp = nullptr;  // slot_supplemental
+  int64_t slots = 0;
+  const int64_t* scatter_ptr = nullptr;
+  const int32_t* scatter = nullptr;
+  const int64_t* reduce_ptr = nullptr;
+  const int32_t* reduce = nullptr;
+  int64_t value_count = 0;
+  tet::SupplementalForm form = tet::SupplementalForm::Full9;
+  tet::Lame<T> lame{};
+  const T* x = nullptr;
+  AssemblyTargets<T> out{};
+};
+
+// The arguments over the plan's arrays as `A` holds them (std::vector on the host, DeviceBuffer on
+// the device: anything with data()); x and out are set per assembly.
+template <class T, class A64, class A32, class AT>
+SharedNzArgs<T> sharednz_args(const SharedNzPlan& plan, const A64& slot_ptr, const A32& slot_record, const AT& supp,
+                              const A64& scatter_ptr, const A32& scatter, const A64& reduce_ptr, const A32& reduce,
+                              tet::SupplementalForm form, tet::Lame<T> lame) {
+  SharedNzArgs<T> a;
+  a.slot_ptr = slot_ptr.data();
+  a.slot_record = slot_record.data();
+  a.supp = supp.data();
+  a.slots = plan.slots();
+  a.scatter_ptr = scatter_ptr.data();
+  a.scatter = scatter.data();
+  a.reduce_ptr = reduce_ptr.data();
+  a.reduce = reduce.data();
+  a.value_count = plan.value_count;
+  a.form = form;
+  a.lame = lame;
+  return a;
+}
+
+// Phase 1: thread `tid` of `threads` walks its row of block k's scatter array.
+template <class T>
+EB_HD void sharednz_scatter(const SharedNzArgs<T>& a, int64_t k, int tid, int threads, T* sm) {
+  const int64_t S = a.slot_ptr[k + 1] - a.slot_ptr[k];
+  const int64_t end = a.scatter_ptr[k + 1];
+  T x0 = T(0), x1 = T(0), x2 = T(0);
+  for (int64_t i = a.scatter_ptr[k] + tid; i < end; i += threads) {
+    const int32_t v = a.scatter[i];
+    if (v < 0) {
+      const int64_t m = -int64_t(v) - 1;
+      x0 = a.x[3 * m];
+      x1 = a.x[3 * m + 1];
+      x2 = a.x[3 * m + 2];
+    } else if (v > 0) {
+      const int64_t t = int64_t(v) - 1;
+      sm[t] = x0;
+      sm[t + S] = x1;
+      sm[t + 2 * S] = x2;
+    }
+  }
+}
+
+// Phase 2: slot j of block k, from its staged positions to its element data.
+template <class T>
+EB_HD void sharednz_element(const SharedNzArgs<T>& a, int64_t k, int64_t j, T* sm) {
+  const int64_t S = a.slot_ptr[k + 1] - a.slot_ptr[k];
+  const int64_t s = a.slot_ptr[k] + j;
+  T xe[4][3];
+  for (int q = 0; q < 12; ++q) xe[q / 3][q % 3] = sm[q * S + j];
+  T f[12], K[144];
+  slot_element_routine(xe, a.supp, a.slots, s, a.form, a.lame, f, K, a.out.checks, a.slot_record[s]);
+  for (int q = 0; q < 12; ++q) sm[q * S + j] = f[q];
+  int q = 12;
+  for (int r = 0; r < 12; ++r)
+    for (int c = r; c < 12; ++c) sm[(q++) * S + j] = K[r * 12 + c];
+}
+
+// Phase 3: thread `tid` walks its row of block k's reduction array (Alg. 2).
+template <class T>
+EB_HD void sharednz_reduce(const SharedNzArgs<T>& a, int64_t k, int tid, int threads, const T* sm) {
+  const int64_t end = a.reduce_ptr[k + 1];
+  T sum = T(0);
+  for (int64_t i = a.reduce_ptr[k] + tid; i < end; i += threads) {
+    const int32_t v = a.reduce[i];
+    if (v > 0) {
+      sum += sm[v - 1];
+    } else if (v < 0) {
+      const int64_t p = -int64_t(v) - 1;
+      if (p < a.value_count)
+        a.out.values.at(p) = a.out.tangent_scale * sum;
+      else
+        a.out.force[p - a.value_count] = a.out.force_scale * sum;
+      sum = T(0);
+    }
+  }
+}
+
+}  // namespace eb::nr_neohookean

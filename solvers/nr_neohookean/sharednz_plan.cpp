@@ -1,0 +1,188 @@
+#include "solvers/nr_neohookean/sharednz_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <string>
+#include <utility>
+
+#include "meshes/errors.h"
+#include "solvers/nr_neohookean/sharednz_phases.h"
+
+namespace eb::nr_neohookean {
+namespace {
+
+// Lists of int32 entries, flat: list l is items[begin[l] .. begin[l+1]).
+struct Lists {
+  std::vector<int64_t> begin{0};
+  std::vector<int32_t> items;
+  void close() { begin.push_back(int64_t(items.size())); }
+  std::size_t size() const { return begin.size() - 1; }
+  int64_t length(std::size_t l) const { return begin[l + 1] - begin[l]; }
+};
+
+// Largest-processing-time packing (Graham 1969, the paper's [16]): lists by decreasing length
+// (ties in list order) each go to the row with the least entries so far (ties: lowest row), so the
+// rows end near the same length. The rows are appended to `out` column-major (entry c of row r at
+// c * rows + r), padded with 0 to the longest row.
+void pack_lpt(const Lists& lists, int rows, std::vector<int32_t>& out) {
+  std::vector<std::size_t> order(lists.size());
+  for (std::size_t l = 0; l < order.size(); ++l) order[l] = l;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return lists.length(a) > lists.length(b); });
+  using Load = std::pair<int64_t, int>;  // (entries so far, row)
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> heap;
+  for (int r = 0; r < rows; ++r) heap.push({0, r});
+  std::vector<std::pair<int, int64_t>> place(lists.size());  // (row, first column) per list
+  int64_t columns = 0;
+  for (std::size_t l : order) {
+    const Load least = heap.top();
+    heap.pop();
+    place[l] = {least.second, least.first};
+    const int64_t load = least.first + lists.length(l);
+    columns = std::max(columns, load);
+    heap.push({load, least.second});
+  }
+  const std::size_t base = out.size();
+  out.resize(base + std::size_t(columns) * std::size_t(rows), 0);
+  for (std::size_t l = 0; l < lists.size(); ++l)
+    for (int64_t t = 0; t < lists.length(l); ++t)
+      out[base + std::size_t((place[l].second + t) * rows + place[l].first)] = lists.items[std::size_t(lists.begin[l] + t)];
+}
+
+// Groups (key, value) pairs by key into lists: per key, `head(key)` (if not 0) first or the
+// values first and `tail(key)` last, as the scatter and reduction arrays want them.
+template <class Head, class Tail>
+Lists group(std::vector<std::pair<int64_t, int64_t>>& pairs, Head head, Tail tail, int64_t none) {
+  std::sort(pairs.begin(), pairs.end());
+  Lists lists;
+  for (std::size_t i = 0; i < pairs.size();) {
+    const int64_t key = pairs[i].first;
+    if (const int32_t h = head(key)) lists.items.push_back(h);
+    for (; i < pairs.size() && pairs[i].first == key; ++i)
+      if (pairs[i].second != none) lists.items.push_back(int32_t(pairs[i].second + 1));
+    if (const int32_t t = tail(key)) lists.items.push_back(t);
+    lists.close();
+  }
+  return lists;
+}
+
+void check_inputs(int64_t nodes, const std::vector<int32_t>& conn, const linalg::ElementValueMap& map,
+                  const mesh::NodePartition& partition) {
+  const int64_t E = int64_t(conn.size() / 4);
+  if (conn.size() % 4 != 0) throw InputError("SharedNZ: connectivity is not 4 nodes per element");
+  if (map.nodes_per_element != 4 || map.elements != E || int64_t(map.entry.size()) != E * 144 ||
+      int64_t(map.dof.size()) != E * 12)
+    throw InputError("SharedNZ: the value map is not a 4-node map of this mesh (" + std::to_string(map.elements) +
+                     " elements, " + std::to_string(E) + " in the mesh)");
+  if (int64_t(partition.part_of.size()) != nodes)
+    throw InputError("SharedNZ: the node partition has " + std::to_string(partition.part_of.size()) +
+                     " nodes, the mesh " + std::to_string(nodes));
+  if (map.value_count + 3 * nodes >= int64_t(std::numeric_limits<int32_t>::max()))
+    throw InputError("SharedNZ: " + std::to_string(map.value_count) + " values and " + std::to_string(3 * nodes) +
+                     " force entries pass the 2^31 - 1 targets of the reduction array");
+}
+
+}  // namespace
+
+mesh::PartitionBudget sharednz_budget(std::size_t shared_bytes, std::size_t value_bytes) {
+  return {shared_bytes, std::size_t(kStagedValuesPerElement) * value_bytes};
+}
+
+SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn, const linalg::ElementValueMap& map,
+                                const mesh::NodePartition& partition) {
+  check_inputs(nodes, conn, map, partition);
+  const int64_t E = int64_t(conn.size() / 4);
+  SharedNzPlan plan;
+  plan.rows = 3 * nodes;
+  plan.value_count = map.value_count;
+  plan.partition = mesh::partition_stats(partition, std::size_t(E));
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const int64_t no_source = -1;
+  for (std::size_t k = 0; k < partition.parts(); ++k) {
+    const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
+    const int64_t S = int64_t(partition.element_count(k));
+    plan.max_slots = std::max(plan.max_slots, S);
+    for (int64_t j = 0; j < S; ++j) {
+      const int32_t e = elems[j];
+      plan.slot_element.push_back(e);
+      plan.slot_record.push_back(partition.part_of[std::size_t(conn[std::size_t(4 * e)])] == int32_t(k) ? e : -1);
+    }
+    plan.slot_ptr.push_back(int64_t(plan.slot_element.size()));
+
+    // Scatter lists: per node of N̄_k, the staging position 3 a S + j of each slot j holding it.
+    pairs.clear();
+    for (int64_t j = 0; j < S; ++j)
+      for (int a = 0; a < 4; ++a) pairs.push_back({conn[std::size_t(4 * elems[j] + a)], 3 * a * S + j});
+    const Lists scatter = group(
+        pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }, no_source);
+    plan.node_loads += int64_t(scatter.size());
+    pack_lpt(scatter, plan.threads, plan.scatter);
+    plan.scatter_ptr.push_back(int64_t(plan.scatter.size()));
+
+    // Reduction lists: per value position of a row of N_k and per force entry of N_k, its shared
+    // sources; force entries with none (constrained rows, unused nodes) are written 0.
+    pairs.clear();
+    for (int64_t i = partition.node_ptr[k]; i < partition.node_ptr[k + 1]; ++i)
+      for (int c = 0; c < 3; ++c) pairs.push_back({map.value_count + 3 * int64_t(partition.nodes[std::size_t(i)]) + c, no_source});
+    for (int64_t j = 0; j < S; ++j) {
+      const int64_t e = elems[j];
+      for (int a = 0; a < 4; ++a) {
+        if (partition.part_of[std::size_t(conn[std::size_t(4 * e + a)])] != int32_t(k)) continue;
+        for (int i = 0; i < 3; ++i) {
+          const int r = 3 * a + i;
+          if (const int32_t d = map.dof[std::size_t(e * 12 + r)]; d >= 0) pairs.push_back({map.value_count + d, r * S + j});
+          for (int c = 0; c < 12; ++c)
+            if (const int32_t p = map.entry[std::size_t((e * 12 + r) * 12 + c)]; p >= 0)
+              pairs.push_back({p, (12 + upper_index(std::min(r, c), std::max(r, c))) * S + j});
+        }
+      }
+    }
+    for (const auto& pr : pairs) plan.reduce_sources += pr.second != no_source;
+    const Lists reduce = group(
+        pairs, [](int64_t) { return int32_t(0); }, [](int64_t t) { return int32_t(-(t + 1)); }, no_source);
+    pack_lpt(reduce, plan.threads, plan.reduce);
+    plan.reduce_ptr.push_back(int64_t(plan.reduce.size()));
+  }
+  return plan;
+}
+
+template <class T>
+std::vector<T> slot_supplemental(const std::vector<int32_t>& slot_element, const std::vector<T>& supplemental,
+                                 tet::SupplementalForm form) {
+  const std::size_t ns = std::size_t(tet::supplemental_size(form)), slots = slot_element.size();
+  std::vector<T> out(ns * slots);
+  for (std::size_t s = 0; s < slots; ++s)
+    for (std::size_t q = 0; q < ns; ++q) out[q * slots + s] = supplemental[std::size_t(slot_element[s]) * ns + q];
+  return out;
+}
+
+template <class T>
+void sharednz_reference(const SharedNzPlan& plan, const std::vector<T>& slot_supp, tet::SupplementalForm form,
+                        tet::Lame<T> lame, const T* x, const AssemblyTargets<T>& out) {
+  SharedNzArgs<T> a = sharednz_args(plan, plan.slot_ptr, plan.slot_record, slot_supp, plan.scatter_ptr, plan.scatter,
+                                    plan.reduce_ptr, plan.reduce, form, lame);
+  a.x = x;
+  a.out = out;
+  std::vector<T> sm;
+  for (int64_t k = 0; k < plan.blocks(); ++k) {
+    const int64_t S = plan.slot_ptr[std::size_t(k) + 1] - plan.slot_ptr[std::size_t(k)];
+    // NaN where nothing was staged: a plan that misses a position shows in the results.
+    sm.assign(std::size_t(S) * kStagedValuesPerElement, std::numeric_limits<T>::quiet_NaN());
+    for (int tid = 0; tid < plan.threads; ++tid) sharednz_scatter(a, k, tid, plan.threads, sm.data());
+    for (int64_t j = 0; j < S; ++j) sharednz_element(a, k, j, sm.data());
+    for (int tid = 0; tid < plan.threads; ++tid) sharednz_reduce(a, k, tid, plan.threads, sm.data());
+  }
+}
+
+template std::vector<float> slot_supplemental(const std::vector<int32_t>&, const std::vector<float>&,
+                                              tet::SupplementalForm);
+template std::vector<double> slot_supplemental(const std::vector<int32_t>&, const std::vector<double>&,
+                                               tet::SupplementalForm);
+template void sharednz_reference(const SharedNzPlan&, const std::vector<float>&, tet::SupplementalForm,
+                                 tet::Lame<float>, const float*, const AssemblyTargets<float>&);
+template void sharednz_reference(const SharedNzPlan&, const std::vector<double>&, tet::SupplementalForm,
+                                 tet::Lame<double>, const double*, const AssemblyTargets<double>&);
+
+}  // namespace eb::nr_neohookean
