@@ -1,5 +1,6 @@
 // Coloured assembly on CUDA (coloured_plan.h): one launch per colour, one thread per element, in a
-// fixed colour order on one stream; deterministic without atomics.
+// fixed colour order on one stream; deterministic without atomics. The atomic variant: the same
+// plan, one launch over every element adding with atomicAdd after zeroing (non-deterministic).
 #include <memory>
 #include <string>
 
@@ -12,10 +13,17 @@ namespace {
 
 constexpr int kColouredThreads = 128;
 
-template <class T>
+template <class T, bool kAtomic>
 __global__ void __launch_bounds__(kColouredThreads) k_coloured(ColouredArgs<T> a, int64_t begin, int64_t end) {
   const int64_t s = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s < end) coloured_element(a, s);
+  if (s < end) coloured_element<T, kAtomic>(a, s);
+}
+
+// Zeroes the listed value positions (the atomic variant's first pass).
+template <class T>
+__global__ void k_zero_values(const int32_t* __restrict__ pos, int64_t n, linalg::ValueSegments<T> values) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) values.at(pos[i]) = T(0);
 }
 
 template <class T>
@@ -24,7 +32,7 @@ __global__ void k_zero_rows(const int32_t* __restrict__ rows, int64_t n, T* __re
   if (i < n) force[rows[i]] = T(0);
 }
 
-template <class T>
+template <class T, bool kAtomic>
 class ColouredCuda final : public AssemblyStrategy<T> {
  public:
   explicit ColouredCuda(const AssemblyProblem<T>& p) : flops_per_element_(element_routine_flops()) {
@@ -39,31 +47,52 @@ class ColouredCuda final : public AssemblyStrategy<T> {
     zero_rows_.upload(plan_.zero_rows);
     supp_.upload(slot_supplemental(plan_.slot_element, *p.supplemental, p.form));
     args_ = coloured_args(plan_, conn_, entry_, force_, element_, supp_, p.form, p.lame);
+    if (kAtomic) {
+      std::vector<int32_t> assigned;  // every addressed position once: its first writer's entry
+      for (int32_t e : plan_.entry)
+        if (e < 0) assigned.push_back(-(e + 1));
+      assigned_.upload(assigned);
+    }
   }
 
-  std::string name() const override { return "coloured"; }
+  std::string name() const override { return kAtomic ? "atomic" : "coloured"; }
   linalg::Location location() const override { return linalg::Location::Device; }
-  bool deterministic() const override { return true; }
+  bool deterministic() const override { return !kAtomic; }
 
   void assemble(const T* x, const AssemblyTargets<T>& out, linalg::StreamHandle stream) override {
     const auto st = static_cast<cudaStream_t>(stream);
+    ColouredArgs<T> a = args_;
+    a.x = x;
+    a.out = out;
+    if (kAtomic) {
+      EB_CUDA_CHECK(cudaMemsetAsync(out.force, 0, std::size_t(plan_.rows) * sizeof(T), st));
+      const int64_t n = int64_t(assigned_.size());
+      if (n > 0) {
+        k_zero_values<T><<<cuda::blocks_for(n, 256), 256, 0, st>>>(assigned_.data(), n, out.values);
+        EB_CUDA_CHECK_LAUNCH();
+      }
+      if (plan_.slots() > 0) {
+        k_coloured<T, true><<<cuda::blocks_for(plan_.slots(), kColouredThreads), kColouredThreads, 0, st>>>(
+            a, 0, plan_.slots());
+        EB_CUDA_CHECK_LAUNCH();
+      }
+      return;
+    }
     const int64_t zeros = int64_t(plan_.zero_rows.size());
     if (zeros > 0) {
       k_zero_rows<T><<<cuda::blocks_for(zeros, 256), 256, 0, st>>>(zero_rows_.data(), zeros, out.force);
       EB_CUDA_CHECK_LAUNCH();
     }
-    ColouredArgs<T> a = args_;
-    a.x = x;
-    a.out = out;
     for (int c = 0; c < plan_.colours(); ++c) {
       const int64_t begin = plan_.colour_ptr[std::size_t(c)], end = plan_.colour_ptr[std::size_t(c) + 1];
-      k_coloured<T><<<cuda::blocks_for(end - begin, kColouredThreads), kColouredThreads, 0, st>>>(a, begin, end);
+      k_coloured<T, false><<<cuda::blocks_for(end - begin, kColouredThreads), kColouredThreads, 0, st>>>(a, begin, end);
       EB_CUDA_CHECK_LAUNCH();
     }
   }
 
   std::size_t device_bytes() const override {
-    return conn_.bytes() + entry_.bytes() + force_.bytes() + element_.bytes() + zero_rows_.bytes() + supp_.bytes();
+    return conn_.bytes() + entry_.bytes() + force_.bytes() + element_.bytes() + zero_rows_.bytes() + supp_.bytes() +
+           assigned_.bytes();
   }
 
   // Read once: positions (one gather per element corner, counted once per node), S(e), the plan's
@@ -80,7 +109,7 @@ class ColouredCuda final : public AssemblyStrategy<T> {
   ColouredPlan plan_;
   int64_t value_count_ = 0;
   ColouredArgs<T> args_;
-  cuda::DeviceBuffer<int32_t> conn_, entry_, force_, element_, zero_rows_;
+  cuda::DeviceBuffer<int32_t> conn_, entry_, force_, element_, zero_rows_, assigned_;
   cuda::DeviceBuffer<T> supp_;
 };
 
@@ -88,10 +117,17 @@ class ColouredCuda final : public AssemblyStrategy<T> {
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_coloured(const AssemblyProblem<T>& p) {
-  return std::make_unique<ColouredCuda<T>>(p);
+  return std::make_unique<ColouredCuda<T, false>>(p);
+}
+
+template <class T>
+std::unique_ptr<AssemblyStrategy<T>> make_atomic(const AssemblyProblem<T>& p) {
+  return std::make_unique<ColouredCuda<T, true>>(p);
 }
 
 template std::unique_ptr<AssemblyStrategy<float>> make_coloured(const AssemblyProblem<float>&);
 template std::unique_ptr<AssemblyStrategy<double>> make_coloured(const AssemblyProblem<double>&);
+template std::unique_ptr<AssemblyStrategy<float>> make_atomic(const AssemblyProblem<float>&);
+template std::unique_ptr<AssemblyStrategy<double>> make_atomic(const AssemblyProblem<double>&);
 
 }  // namespace eb::nr_neohookean

@@ -15,6 +15,13 @@
 // q * slots + s) so that a warp reads them coalesced: the 4 node ids, S(e), the 144 tangent
 // positions and the 12 force rows, each encoded as p + 1 (add), -(p + 1) (assign) or 0 (dropped).
 // The host reference (coloured_reference) runs the same element function in the same order.
+//
+// The atomic variant (non-deterministic) uses the same plan in one launch: the assigned
+// positions zeroed first (each is listed once, by its first writer), the force zeroed, then every
+// element adds every entry with atomicAdd (a red.global: no return value). The order of the adds
+// to one value depends on the schedule, so its bits may change between runs. Not warp-aggregated:
+// elements of one colour share no node, and a warp holds consecutive slots of one colour, so its
+// lanes never add to the same value and aggregation has nothing to combine.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -76,7 +83,20 @@ ColouredArgs<T> coloured_args(const ColouredPlan& plan, const A32& conn, const A
   return a;
 }
 
-template <class T>
+// kAtomic: the atomic variant's body (every entry added with atomicAdd after a zeroing pass, the
+// assign marks ignored); otherwise the coloured one.
+template <class T, bool kAtomic = false>
+EB_HD void add_value(T& target, T v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (kAtomic) {
+    atomicAdd(&target, v);
+    return;
+  }
+#endif
+  target += v;
+}
+
+template <class T, bool kAtomic = false>
 EB_HD void coloured_element(const ColouredArgs<T>& a, int64_t s) {
   T xe[4][3];
   for (int n = 0; n < 4; ++n) {
@@ -87,15 +107,15 @@ EB_HD void coloured_element(const ColouredArgs<T>& a, int64_t s) {
   slot_element_routine(xe, a.supp, a.slots, s, a.form, a.lame, f, K, a.out.checks, int64_t(a.element[s]));
   for (int r = 0; r < 12; ++r) {
     const int32_t d = a.force_row[r * a.slots + s];
-    if (d > 0)
-      a.out.force[d - 1] += a.out.force_scale * f[r];
+    if (d > 0 || (kAtomic && d < 0))
+      add_value<T, kAtomic>(a.out.force[(d > 0 ? int64_t(d) : -int64_t(d)) - 1], a.out.force_scale * f[r]);
     else if (d < 0)
       a.out.force[-int64_t(d) - 1] = a.out.force_scale * f[r];
   }
   for (int q = 0; q < 144; ++q) {
     const int32_t p = a.entry[q * a.slots + s];
-    if (p > 0)
-      a.out.values.at(p - 1) += a.out.tangent_scale * K[q];
+    if (p > 0 || (kAtomic && p < 0))
+      add_value<T, kAtomic>(a.out.values.at((p > 0 ? int64_t(p) : -int64_t(p)) - 1), a.out.tangent_scale * K[q]);
     else if (p < 0)
       a.out.values.at(-int64_t(p) - 1) = a.out.tangent_scale * K[q];
   }

@@ -1,6 +1,6 @@
-// The device strategies of nr-gpu (sharednz, sharednz-48k, coloured) against the CPU assembly of
+// The device strategies of nr-gpu (sharednz, sharednz-48k, coloured, atomic) against the CPU assembly of
 // the same pattern, on seeded deformed states of the spheres and the hand, every value format,
-// fp32 and fp64; repeated runs bit for bit; an inverted element reported once. Label gpu; skipped
+// fp32 and fp64; repeated runs bit for bit (the deterministic ones); an inverted element reported once. Label gpu; skipped
 // without a device.
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
@@ -13,7 +13,7 @@ namespace {
 using test::make_case;
 
 const std::vector<std::string>& device_strategies() {
-  static const std::vector<std::string> s{"sharednz", "sharednz-48k", "coloured"};
+  static const std::vector<std::string> s{"sharednz", "sharednz-48k", "coloured", "atomic"};
   return s;
 }
 
@@ -101,7 +101,7 @@ TEST(DeviceStrategies, RepeatedRunsAreBitIdentical) {
   const auto c = make_case<float>(mesh::make_sphere_tet(3), linalg::Format::Hyb, 9);
   for (const std::string& name : device_strategies()) {
     auto s = make_strategy<float>(name, c->problem);
-    ASSERT_TRUE(s->deterministic()) << name;
+    if (!s->deterministic()) continue;  // atomic: its tolerance is checked against the CPU
     const auto first = run_device(*c, *s);
     for (int r = 0; r < 3; ++r) {
       const auto again = run_device(*c, *s);
