@@ -30,6 +30,10 @@ struct DeviceCoo {
   Offset nnz = 0;
   cuda::DeviceBuffer<Index> row, col;
   cuda::DeviceBuffer<T> val;
+  // Scratch of the deterministic product (spmv_cuda.cu): per chunk of 32 entries, its first and
+  // last segment's row and partial sum (row -1: the chunk has one segment).
+  cuda::DeviceBuffer<Index> carry_row;
+  cuda::DeviceBuffer<T> carry_val;
 };
 
 template <class T>

@@ -164,6 +164,19 @@ template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_assembly_cpu_opt(const AssemblyProblem<T>& p) {
   return std::make_unique<AssemblyCpuOpt<T>>(p);
 }
+// Host strategies hold no device memory.
+template <class T>
+std::size_t estimate_assembly_cpu(const AssemblyProblem<T>&) {
+  return 0;
+}
+template <class T>
+std::size_t estimate_assembly_cpu_opt(const AssemblyProblem<T>&) {
+  return 0;
+}
+template std::size_t estimate_assembly_cpu(const AssemblyProblem<float>&);
+template std::size_t estimate_assembly_cpu(const AssemblyProblem<double>&);
+template std::size_t estimate_assembly_cpu_opt(const AssemblyProblem<float>&);
+template std::size_t estimate_assembly_cpu_opt(const AssemblyProblem<double>&);
 template std::unique_ptr<AssemblyStrategy<float>> make_assembly_cpu(const AssemblyProblem<float>&);
 template std::unique_ptr<AssemblyStrategy<double>> make_assembly_cpu(const AssemblyProblem<double>&);
 template std::unique_ptr<AssemblyStrategy<float>> make_assembly_cpu_opt(const AssemblyProblem<float>&);

@@ -5,16 +5,19 @@
 
 namespace eb::nr_neohookean {
 
-#define EB_NR_STRATEGY(fn, cli, where, det, summary) \
-  template <class T>                                  \
-  std::unique_ptr<AssemblyStrategy<T>> make_##fn(const AssemblyProblem<T>&);
+#define EB_NR_STRATEGY(fn, cli, where, det, summary)                          \
+  template <class T>                                                           \
+  std::unique_ptr<AssemblyStrategy<T>> make_##fn(const AssemblyProblem<T>&);   \
+  template <class T>                                                           \
+  std::size_t estimate_##fn(const AssemblyProblem<T>&);
 #include "solvers/nr_neohookean/assembly_strategy_list.h"
 #undef EB_NR_STRATEGY
 
 const std::vector<StrategyInfo>& assembly_strategies() {
   static const std::vector<StrategyInfo> table = {
 #define EB_NR_STRATEGY(fn, cli, where, det, summary) \
-  StrategyInfo{cli, linalg::Location::where, det, summary, &make_##fn<float>, &make_##fn<double>},
+  StrategyInfo{cli,               linalg::Location::where, det,  summary, &make_##fn<float>, &make_##fn<double>, \
+               &estimate_##fn<float>, &estimate_##fn<double>},
 #include "solvers/nr_neohookean/assembly_strategy_list.h"
 #undef EB_NR_STRATEGY
   };
@@ -40,6 +43,15 @@ std::unique_ptr<AssemblyStrategy<T>> make_strategy(const std::string& name, cons
 }
 
 template <class T>
+std::size_t estimate_strategy_bytes(const std::string& name, const AssemblyProblem<T>& problem) {
+  const StrategyInfo& s = find_strategy(name);
+  if constexpr (std::is_same_v<T, float>)
+    return s.estimate_f32(problem);
+  else
+    return s.estimate_f64(problem);
+}
+
+template <class T>
 double compulsory_assembly_bytes(const AssemblyProblem<T>& p) {
   const double E = double(p.elements), N = double(p.nodes);
   const double values = double(p.map->value_count);
@@ -57,6 +69,8 @@ double element_routine_flops() { return 54 + 40 + 20 + 27 + 84 + 405 + 1512; }
 
 template std::unique_ptr<AssemblyStrategy<float>> make_strategy(const std::string&, const AssemblyProblem<float>&);
 template std::unique_ptr<AssemblyStrategy<double>> make_strategy(const std::string&, const AssemblyProblem<double>&);
+template std::size_t estimate_strategy_bytes(const std::string&, const AssemblyProblem<float>&);
+template std::size_t estimate_strategy_bytes(const std::string&, const AssemblyProblem<double>&);
 template double compulsory_assembly_bytes(const AssemblyProblem<float>&);
 template double compulsory_assembly_bytes(const AssemblyProblem<double>&);
 

@@ -9,7 +9,12 @@
 //   1. One new file in solvers/nr_neohookean/ (a .cpp for the host, a .cu for the device; the
 //      folder's CMakeLists.txt compiles every *.cpp, and every *.cu in CUDA builds), defining
 //        template <class T> std::unique_ptr<AssemblyStrategy<T>> make_<name>(const AssemblyProblem<T>&);
-//      explicitly instantiated for float and double. It calls tet::neo_hookean_element_force_tangent
+//      and
+//        template <class T> std::size_t estimate_<name>(const AssemblyProblem<T>&);
+//      (the device bytes make_<name> will allocate, computed on the host before any allocation:
+//      the registry checks it against --gpu-memory-limit, and tests/contract holds it to within
+//      25% of what is allocated; 0 for a host strategy), both explicitly instantiated for float
+//      and double. It calls tet::neo_hookean_element_force_tangent
 //      (assembly/tet/neo_hookean.h, EB_HD: the same element routine on both backends) on
 //      tet::reference_from_supplemental(S of the element, problem.form), and writes through
 //      problem.map (solvers/linalg/element_value_map.h) into AssemblyTargets::values.
@@ -19,8 +24,8 @@
 //   strategy tests (CPU reference vs every strategy x format), the benchmarks and Fig. 16.12.
 //
 // The contract (tests/nr_neohookean/test_strategies.cpp checks it for every registered strategy):
-//   - assemble() overwrites every value position that the map addresses (entries the map drops are
-//     left untouched, so ELL padding stays 0) with tangent_scale * sum of the element tangents
+//   - assemble() overwrites every value position that the map addresses (entries the map drops
+//     hold 0 afterwards: a strategy leaves them or writes 0, so ELL padding stays 0) with tangent_scale * sum of the element tangents
 //     K_e = df_e/dx, and every force entry with force_scale * sum of the element forces f_e
 //     (dropped, i.e. constrained, rows: 0). Nothing else is written: the lumped mass is added to the
 //     diagonal by the caller (nr_neohookean_system.h), the same for every strategy.
@@ -166,6 +171,8 @@ class AssemblyStrategy {
 
 template <class T>
 using StrategyFactory = std::unique_ptr<AssemblyStrategy<T>> (*)(const AssemblyProblem<T>&);
+template <class T>
+using StrategyEstimate = std::size_t (*)(const AssemblyProblem<T>&);
 
 // One row of the strategy table (assembly_strategy_list.h).
 struct StrategyInfo {
@@ -175,6 +182,8 @@ struct StrategyInfo {
   std::string summary;
   StrategyFactory<float> make_f32;
   StrategyFactory<double> make_f64;
+  StrategyEstimate<float> estimate_f32;
+  StrategyEstimate<double> estimate_f64;
 };
 
 // The table: every strategy this build has (device ones only in CUDA builds).
@@ -183,6 +192,8 @@ const std::vector<StrategyInfo>& assembly_strategies();
 const StrategyInfo& find_strategy(const std::string& name);
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_strategy(const std::string& name, const AssemblyProblem<T>& problem);
+template <class T>
+std::size_t estimate_strategy_bytes(const std::string& name, const AssemblyProblem<T>& problem);
 
 // Bytes every strategy must move at least once per assembly, whatever its algorithm: positions,
 // S(e), the connectivity or an equivalent index, the written values and force.
