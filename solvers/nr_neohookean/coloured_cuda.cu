@@ -1,7 +1,9 @@
 // Coloured assembly on CUDA (coloured_plan.h): one launch per colour, one thread per element, in a
 // fixed colour order on one stream; deterministic without atomics. The atomic variant: the same
 // plan, one launch over every element adding with atomicAdd after zeroing (non-deterministic).
+#include <algorithm>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "meshes/errors.h"
@@ -114,6 +116,41 @@ class ColouredCuda final : public AssemblyStrategy<T> {
 };
 
 }  // namespace
+
+// The plan's sizes counted from the map without building it: per element 4 nodes, 144 + 12
+// positions, its id and S(e); the force rows no element writes; for the atomic variant, every
+// addressed value position once.
+template <class T>
+std::size_t estimate_plan_bytes(const AssemblyProblem<T>& p, bool atomic) {
+  if (!p.map) throw InputError("coloured: incomplete assembly problem");
+  const std::size_t E = std::size_t(p.elements);
+  std::vector<char> row_seen(std::size_t(3 * p.nodes), 0), value_seen;
+  for (int32_t d : p.map->dof)
+    if (d >= 0) row_seen[std::size_t(d)] = 1;
+  std::size_t ints = E * (4 + 144 + 12 + 1) + std::size_t(std::count(row_seen.begin(), row_seen.end(), 0));
+  if (atomic) {
+    value_seen.assign(std::size_t(p.map->value_count), 0);
+    for (int32_t q : p.map->entry)
+      if (q >= 0) value_seen[std::size_t(q)] = 1;
+    ints += std::size_t(std::count(value_seen.begin(), value_seen.end(), 1));
+  }
+  return sizeof(int32_t) * ints + sizeof(T) * E * std::size_t(tet::supplemental_size(p.form));
+}
+
+template <class T>
+std::size_t estimate_coloured(const AssemblyProblem<T>& p) {
+  return estimate_plan_bytes(p, false);
+}
+
+template <class T>
+std::size_t estimate_atomic(const AssemblyProblem<T>& p) {
+  return estimate_plan_bytes(p, true);
+}
+
+template std::size_t estimate_coloured(const AssemblyProblem<float>&);
+template std::size_t estimate_coloured(const AssemblyProblem<double>&);
+template std::size_t estimate_atomic(const AssemblyProblem<float>&);
+template std::size_t estimate_atomic(const AssemblyProblem<double>&);
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_coloured(const AssemblyProblem<T>& p) {

@@ -35,20 +35,41 @@ std::vector<std::array<int32_t, 4>> tets_of(const std::vector<int32_t>& conn) {
   return t;
 }
 
+// The shared memory a block may opt into on `device`; without a usable device (an estimate made
+// where there is none) the H100's 227 KB.
+std::size_t optin_bytes(int device) {
+  int optin = 0;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    cudaGetLastError();  // clear the error: nothing was launched
+    return 227 * 1024;
+  }
+  return std::size_t(optin);
+}
+
+// budget_bytes 0: the device's opt-in maximum.
+std::size_t block_budget(int device, std::size_t budget_bytes) {
+  const std::size_t optin = optin_bytes(device);
+  return budget_bytes ? std::min(budget_bytes, optin) : optin;
+}
+
+template <class T>
+SharedNzPlan build_plan(const AssemblyProblem<T>& p, std::size_t budget, const std::string& name) {
+  if (!p.connectivity || !p.supplemental || !p.map) throw InputError(name + ": incomplete assembly problem");
+  const mesh::NodePartition partition = mesh::greedy_node_partition(
+      std::size_t(p.nodes), tets_of(*p.connectivity), sharednz_budget(budget, sizeof(T)));
+  return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition);
+}
+
 template <class T>
 class SharedNzCuda final : public AssemblyStrategy<T> {
  public:
   // budget_bytes 0: the device's opt-in maximum of shared memory per block.
   SharedNzCuda(const AssemblyProblem<T>& p, std::size_t budget_bytes, std::string name)
       : name_(std::move(name)), flops_per_element_(element_routine_flops()) {
-    if (!p.connectivity || !p.supplemental || !p.map) throw InputError(name_ + ": incomplete assembly problem");
     EB_CUDA_CHECK(cudaSetDevice(p.device));
     int optin = 0;
     EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device));
-    budget_ = budget_bytes ? std::min(budget_bytes, std::size_t(optin)) : std::size_t(optin);
-    const mesh::NodePartition partition = mesh::greedy_node_partition(
-        std::size_t(p.nodes), tets_of(*p.connectivity), sharednz_budget(budget_, sizeof(T)));
-    plan_ = make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition);
+    plan_ = build_plan(p, block_budget(p.device, budget_bytes), name_);
     shared_bytes_ = plan_.shared_bytes(sizeof(T));
     // The attribute is the function's, shared by every instance: set to the device maximum so that
     // a variant with a smaller budget does not lower it under a larger one.
@@ -98,7 +119,7 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
  private:
   std::string name_;
   double flops_per_element_;
-  std::size_t budget_ = 0, shared_bytes_ = 0;
+  std::size_t shared_bytes_ = 0;
   int64_t supp_values_ = 9;
   SharedNzPlan plan_;
   SharedNzArgs<T> args_;
@@ -119,6 +140,23 @@ std::unique_ptr<AssemblyStrategy<T>> make_sharednz_48k(const AssemblyProblem<T>&
   return std::make_unique<SharedNzCuda<T>>(p, kFermiSharedBytes, "sharednz-48k");
 }
 
+// The plan is built on the host to know its size exactly (the partition is the slow part: about a
+// second on camile_hand).
+template <class T>
+std::size_t estimate_sharednz(const AssemblyProblem<T>& p) {
+  return build_plan(p, block_budget(p.device, 0), "sharednz").device_bytes(sizeof(T), tet::supplemental_size(p.form));
+}
+
+template <class T>
+std::size_t estimate_sharednz_48k(const AssemblyProblem<T>& p) {
+  return build_plan(p, block_budget(p.device, kFermiSharedBytes), "sharednz-48k")
+      .device_bytes(sizeof(T), tet::supplemental_size(p.form));
+}
+
+template std::size_t estimate_sharednz(const AssemblyProblem<float>&);
+template std::size_t estimate_sharednz(const AssemblyProblem<double>&);
+template std::size_t estimate_sharednz_48k(const AssemblyProblem<float>&);
+template std::size_t estimate_sharednz_48k(const AssemblyProblem<double>&);
 template std::unique_ptr<AssemblyStrategy<float>> make_sharednz(const AssemblyProblem<float>&);
 template std::unique_ptr<AssemblyStrategy<double>> make_sharednz(const AssemblyProblem<double>&);
 template std::unique_ptr<AssemblyStrategy<float>> make_sharednz_48k(const AssemblyProblem<float>&);

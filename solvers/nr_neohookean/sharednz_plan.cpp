@@ -51,6 +51,24 @@ void pack_lpt(const Lists& lists, int rows, std::vector<int32_t>& out) {
       out[base + std::size_t((place[l].second + t) * rows + place[l].first)] = lists.items[std::size_t(lists.begin[l] + t)];
 }
 
+// Cuts scatter lists into pieces of at most `threads`-th of the block's entries (at least one
+// target each), every piece loading its node again. Without it a block with fewer nodes than
+// threads (all of them at Fermi's 48 KB, most at 227 KB) packs one list per row, and the array is
+// as long as the longest list (a node in ~30 slots) times the threads: mostly padding.
+Lists split_scatter(const Lists& lists, int threads) {
+  const int64_t piece = std::max<int64_t>(2, (int64_t(lists.items.size()) + threads - 1) / threads);
+  Lists out;
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    const int64_t b = lists.begin[l], e = lists.begin[l + 1];
+    for (int64_t t = b + 1; t < e;) {
+      out.items.push_back(lists.items[std::size_t(b)]);
+      for (int64_t n = 1; n < piece && t < e; ++n) out.items.push_back(lists.items[std::size_t(t++)]);
+      out.close();
+    }
+  }
+  return out;
+}
+
 // Groups (key, value) pairs by key into lists: per key, `head(key)` (if not 0) first or the
 // values first and `tail(key)` last, as the scatter and reduction arrays want them.
 template <class Head, class Tail>
@@ -115,8 +133,9 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
     pairs.clear();
     for (int64_t j = 0; j < S; ++j)
       for (int a = 0; a < 4; ++a) pairs.push_back({conn[std::size_t(4 * elems[j] + a)], 3 * a * S + j});
-    const Lists scatter = group(
-        pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }, no_source);
+    const Lists scatter = split_scatter(
+        group(pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }, no_source),
+        plan.threads);
     plan.node_loads += int64_t(scatter.size());
     pack_lpt(scatter, plan.threads, plan.scatter);
     plan.scatter_ptr.push_back(int64_t(plan.scatter.size()));

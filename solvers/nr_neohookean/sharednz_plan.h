@@ -61,13 +61,19 @@ struct SharedNzPlan {
   std::vector<int32_t> reduce;
   mesh::PartitionStats partition;
   int64_t max_slots = 0;        // largest |E_k|: the dynamic shared memory is sized for it
-  int64_t node_loads = 0;       // sum of |N̄_k|: nodal data read from global memory
+  int64_t node_loads = 0;       // scatter lists (pieces): nodal data read from global memory
   int64_t reduce_sources = 0;   // shared values summed
 
   int64_t blocks() const { return int64_t(slot_ptr.size()) - 1; }
   int64_t slots() const { return slot_ptr.back(); }
   std::size_t shared_bytes(std::size_t value_bytes) const {
     return std::size_t(max_slots) * kStagedValuesPerElement * value_bytes;
+  }
+  // What the device copy holds: the index arrays and `supp_values` S(e) values per slot.
+  std::size_t device_bytes(std::size_t value_bytes, int supp_values) const {
+    return sizeof(int64_t) * (slot_ptr.size() + scatter_ptr.size() + reduce_ptr.size()) +
+           sizeof(int32_t) * (slot_record.size() + scatter.size() + reduce.size()) +
+           value_bytes * std::size_t(supp_values) * std::size_t(slots());
   }
 };
 
