@@ -140,8 +140,8 @@ std::unique_ptr<AssemblyStrategy<T>> make_sharednz_48k(const AssemblyProblem<T>&
   return std::make_unique<SharedNzCuda<T>>(p, kFermiSharedBytes, "sharednz-48k");
 }
 
-// The plan is built on the host to know its size exactly (the partition is the slow part: about a
-// second on camile_hand).
+// The plan is built on the host to know its size exactly (the same work as the constructor's, a
+// few seconds on camile_hand).
 template <class T>
 std::size_t estimate_sharednz(const AssemblyProblem<T>& p) {
   return build_plan(p, block_budget(p.device, 0), "sharednz").device_bytes(sizeof(T), tet::supplemental_size(p.form));

@@ -69,17 +69,23 @@ Lists split_scatter(const Lists& lists, int threads) {
   return out;
 }
 
-// Groups (key, value) pairs by key into lists: per key, `head(key)` (if not 0) first or the
-// values first and `tail(key)` last, as the scatter and reduction arrays want them.
+// A (key, value) pair as one integer, sorted by key then value: value + 1 in the low bits (0 for
+// "no value"). Values are shared-memory positions, below 90 slots' worth of a block.
+constexpr int kValueBits = 20;
+uint64_t pair_key(int64_t key, int64_t value) { return uint64_t(key) << kValueBits | uint64_t(value + 1); }
+
+// Groups the pairs by key into lists: per key, `head(key)` (if not 0) first, then its values + 1,
+// then `tail(key)` (if not 0), as the scatter and reduction arrays want them.
 template <class Head, class Tail>
-Lists group(std::vector<std::pair<int64_t, int64_t>>& pairs, Head head, Tail tail, int64_t none) {
+Lists group(std::vector<uint64_t>& pairs, Head head, Tail tail) {
   std::sort(pairs.begin(), pairs.end());
   Lists lists;
+  constexpr uint64_t mask = (uint64_t(1) << kValueBits) - 1;
   for (std::size_t i = 0; i < pairs.size();) {
-    const int64_t key = pairs[i].first;
+    const int64_t key = int64_t(pairs[i] >> kValueBits);
     if (const int32_t h = head(key)) lists.items.push_back(h);
-    for (; i < pairs.size() && pairs[i].first == key; ++i)
-      if (pairs[i].second != none) lists.items.push_back(int32_t(pairs[i].second + 1));
+    for (; i < pairs.size() && int64_t(pairs[i] >> kValueBits) == key; ++i)
+      if (const auto v = int32_t(pairs[i] & mask)) lists.items.push_back(v);
     if (const int32_t t = tail(key)) lists.items.push_back(t);
     lists.close();
   }
@@ -116,12 +122,14 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
   plan.rows = 3 * nodes;
   plan.value_count = map.value_count;
   plan.partition = mesh::partition_stats(partition, std::size_t(E));
-  std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::vector<uint64_t> pairs;
   const int64_t no_source = -1;
   for (std::size_t k = 0; k < partition.parts(); ++k) {
     const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
     const int64_t S = int64_t(partition.element_count(k));
     plan.max_slots = std::max(plan.max_slots, S);
+    if (kStagedValuesPerElement * S >= (int64_t(1) << kValueBits) - 1)
+      throw InputError("SharedNZ: a partition of " + std::to_string(S) + " elements passes the plan's index range");
     for (int64_t j = 0; j < S; ++j) {
       const int32_t e = elems[j];
       plan.slot_element.push_back(e);
@@ -132,10 +140,9 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
     // Scatter lists: per node of N̄_k, the staging position 3 a S + j of each slot j holding it.
     pairs.clear();
     for (int64_t j = 0; j < S; ++j)
-      for (int a = 0; a < 4; ++a) pairs.push_back({conn[std::size_t(4 * elems[j] + a)], 3 * a * S + j});
+      for (int a = 0; a < 4; ++a) pairs.push_back(pair_key(conn[std::size_t(4 * elems[j] + a)], 3 * a * S + j));
     const Lists scatter = split_scatter(
-        group(pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }, no_source),
-        plan.threads);
+        group(pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }), plan.threads);
     plan.node_loads += int64_t(scatter.size());
     pack_lpt(scatter, plan.threads, plan.scatter);
     plan.scatter_ptr.push_back(int64_t(plan.scatter.size()));
@@ -144,23 +151,27 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
     // sources; force entries with none (constrained rows, unused nodes) are written 0.
     pairs.clear();
     for (int64_t i = partition.node_ptr[k]; i < partition.node_ptr[k + 1]; ++i)
-      for (int c = 0; c < 3; ++c) pairs.push_back({map.value_count + 3 * int64_t(partition.nodes[std::size_t(i)]) + c, no_source});
+      for (int c = 0; c < 3; ++c)
+        pairs.push_back(pair_key(map.value_count + 3 * int64_t(partition.nodes[std::size_t(i)]) + c, no_source));
     for (int64_t j = 0; j < S; ++j) {
       const int64_t e = elems[j];
       for (int a = 0; a < 4; ++a) {
         if (partition.part_of[std::size_t(conn[std::size_t(4 * e + a)])] != int32_t(k)) continue;
         for (int i = 0; i < 3; ++i) {
           const int r = 3 * a + i;
-          if (const int32_t d = map.dof[std::size_t(e * 12 + r)]; d >= 0) pairs.push_back({map.value_count + d, r * S + j});
+          if (const int32_t d = map.dof[std::size_t(e * 12 + r)]; d >= 0) {
+            pairs.push_back(pair_key(map.value_count + d, r * S + j));
+            ++plan.reduce_sources;
+          }
           for (int c = 0; c < 12; ++c)
-            if (const int32_t p = map.entry[std::size_t((e * 12 + r) * 12 + c)]; p >= 0)
-              pairs.push_back({p, (12 + upper_index(std::min(r, c), std::max(r, c))) * S + j});
+            if (const int32_t p = map.entry[std::size_t((e * 12 + r) * 12 + c)]; p >= 0) {
+              pairs.push_back(pair_key(p, (12 + upper_index(std::min(r, c), std::max(r, c))) * S + j));
+              ++plan.reduce_sources;
+            }
         }
       }
     }
-    for (const auto& pr : pairs) plan.reduce_sources += pr.second != no_source;
-    const Lists reduce = group(
-        pairs, [](int64_t) { return int32_t(0); }, [](int64_t t) { return int32_t(-(t + 1)); }, no_source);
+    const Lists reduce = group(pairs, [](int64_t) { return int32_t(0); }, [](int64_t t) { return int32_t(-(t + 1)); });
     pack_lpt(reduce, plan.threads, plan.reduce);
     plan.reduce_ptr.push_back(int64_t(plan.reduce.size()));
   }
