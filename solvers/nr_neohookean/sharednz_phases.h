@@ -45,14 +45,37 @@ SharedNzArgs<T> sharednz_args(const SharedNzPlan& plan, const A64& slot_ptr, con
   return a;
 }
 
+// Read-only index loads (the texture path on the device).
+EB_HD int32_t load_index(const int32_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+// Thread tid's row of a packed array (entries begin + tid, + threads, ...), handed to `step` in
+// order. kAhead entries are loaded before any is used, so that as many independent index loads
+// are in flight per thread: with one block of 8 warps per SM (the shared memory and the element
+// routine's registers allow no more) the walk is latency-bound otherwise.
+template <int kAhead, class Step>
+EB_HD void walk_row(const int32_t* arr, int64_t begin, int64_t end, int tid, int threads, Step step) {
+  int64_t i = begin + tid;
+  const int64_t stride = int64_t(threads) * kAhead;
+  for (; i + stride - threads < end; i += stride) {
+    int32_t v[kAhead];
+    for (int u = 0; u < kAhead; ++u) v[u] = load_index(arr + i + int64_t(u) * threads);
+    for (int u = 0; u < kAhead; ++u) step(v[u]);
+  }
+  for (; i < end; i += threads) step(load_index(arr + i));
+}
+
 // Phase 1: thread `tid` of `threads` walks its row of block k's scatter array.
 template <class T>
 EB_HD void sharednz_scatter(const SharedNzArgs<T>& a, int64_t k, int tid, int threads, T* sm) {
   const int64_t S = a.slot_ptr[k + 1] - a.slot_ptr[k];
-  const int64_t end = a.scatter_ptr[k + 1];
   T x0 = T(0), x1 = T(0), x2 = T(0);
-  for (int64_t i = a.scatter_ptr[k] + tid; i < end; i += threads) {
-    const int32_t v = a.scatter[i];
+  walk_row<4>(a.scatter, a.scatter_ptr[k], a.scatter_ptr[k + 1], tid, threads, [&](int32_t v) {
     if (v < 0) {
       const int64_t m = -int64_t(v) - 1;
       x0 = a.x[3 * m];
@@ -64,7 +87,7 @@ EB_HD void sharednz_scatter(const SharedNzArgs<T>& a, int64_t k, int tid, int th
       sm[t + S] = x1;
       sm[t + 2 * S] = x2;
     }
-  }
+  });
 }
 
 // Phase 2: slot j of block k, from its staged positions to its element data.
@@ -85,10 +108,8 @@ EB_HD void sharednz_element(const SharedNzArgs<T>& a, int64_t k, int64_t j, T* s
 // Phase 3: thread `tid` walks its row of block k's reduction array (Alg. 2).
 template <class T>
 EB_HD void sharednz_reduce(const SharedNzArgs<T>& a, int64_t k, int tid, int threads, const T* sm) {
-  const int64_t end = a.reduce_ptr[k + 1];
   T sum = T(0);
-  for (int64_t i = a.reduce_ptr[k] + tid; i < end; i += threads) {
-    const int32_t v = a.reduce[i];
+  walk_row<8>(a.reduce, a.reduce_ptr[k], a.reduce_ptr[k + 1], tid, threads, [&](int32_t v) {
     if (v > 0) {
       sum += sm[v - 1];
     } else if (v < 0) {
@@ -99,7 +120,7 @@ EB_HD void sharednz_reduce(const SharedNzArgs<T>& a, int64_t k, int tid, int thr
         a.out.force[p - a.value_count] = a.out.force_scale * sum;
       sum = T(0);
     }
-  }
+  });
 }
 
 }  // namespace eb::nr_neohookean
