@@ -1,8 +1,9 @@
 // SharedNZ on CUDA (sharednz_plan.h): one kernel, one block per node partition, the element data
-// of the partition staged in dynamic shared memory. Two variants of the same code: `sharednz`
+// of the partition staged in dynamic shared memory. Three variants of the same code: `sharednz`
 // sizes the partitions to the device's opt-in maximum per block (227 KB on an H100, one such
-// block per SM), `sharednz-48k` to Fermi's 48 KB (the paper's GTX 480; four blocks per H100 SM),
-// so that the effect of the larger shared memory is measured rather than assumed.
+// block per SM), `sharednz-48k` to Fermi's 48 KB (the paper's GTX 480), so that the effect of the
+// larger shared memory is measured rather than assumed; `sharednz-block` is `sharednz` with
+// node-block reduction lists (Sec. 16.5), one source index per element and node pair.
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -15,7 +16,7 @@
 namespace eb::nr_neohookean {
 namespace {
 
-template <class T>
+template <class T, bool kBlockLists>
 __global__ void __launch_bounds__(kSharedNzThreads) k_sharednz(SharedNzArgs<T> a) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* sm = reinterpret_cast<T*>(smem_raw);
@@ -25,7 +26,10 @@ __global__ void __launch_bounds__(kSharedNzThreads) k_sharednz(SharedNzArgs<T> a
   const int64_t S = a.slot_ptr[k + 1] - a.slot_ptr[k];
   for (int64_t j = threadIdx.x; j < S; j += blockDim.x) sharednz_element(a, k, j, sm);
   __syncthreads();
-  sharednz_reduce(a, k, int(threadIdx.x), int(blockDim.x), sm);
+  if constexpr (kBlockLists)
+    sharednz_reduce_blocks(a, k, int(threadIdx.x), int(blockDim.x), sm);
+  else
+    sharednz_reduce(a, k, int(threadIdx.x), int(blockDim.x), sm);
 }
 
 std::vector<std::array<int32_t, 4>> tets_of(const std::vector<int32_t>& conn) {
@@ -53,27 +57,27 @@ std::size_t block_budget(int device, std::size_t budget_bytes) {
 }
 
 template <class T>
-SharedNzPlan build_plan(const AssemblyProblem<T>& p, std::size_t budget, const std::string& name) {
+SharedNzPlan build_plan(const AssemblyProblem<T>& p, std::size_t budget, bool block_lists, const std::string& name) {
   if (!p.connectivity || !p.supplemental || !p.map) throw InputError(name + ": incomplete assembly problem");
   const mesh::NodePartition partition = mesh::greedy_node_partition(
       std::size_t(p.nodes), tets_of(*p.connectivity), sharednz_budget(budget, sizeof(T)));
-  return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition);
+  return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition, block_lists);
 }
 
 template <class T>
 class SharedNzCuda final : public AssemblyStrategy<T> {
  public:
   // budget_bytes 0: the device's opt-in maximum of shared memory per block.
-  SharedNzCuda(const AssemblyProblem<T>& p, std::size_t budget_bytes, std::string name)
+  SharedNzCuda(const AssemblyProblem<T>& p, std::size_t budget_bytes, bool block_lists, std::string name)
       : name_(std::move(name)), flops_per_element_(element_routine_flops()) {
     EB_CUDA_CHECK(cudaSetDevice(p.device));
     int optin = 0;
     EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device));
-    plan_ = build_plan(p, block_budget(p.device, budget_bytes), name_);
+    plan_ = build_plan(p, block_budget(p.device, budget_bytes), block_lists, name_);
     shared_bytes_ = plan_.shared_bytes(sizeof(T));
     // The attribute is the function's, shared by every instance: set to the device maximum so that
     // a variant with a smaller budget does not lower it under a larger one.
-    EB_CUDA_CHECK(cudaFuncSetAttribute(k_sharednz<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    EB_CUDA_CHECK(cudaFuncSetAttribute(kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     slot_ptr_.upload(plan_.slot_ptr);
     slot_record_.upload(plan_.slot_record);
     supp_.upload(slot_supplemental(plan_.slot_element, *p.supplemental, p.form));
@@ -95,8 +99,7 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
     SharedNzArgs<T> a = args_;
     a.x = x;
     a.out = out;
-    k_sharednz<T><<<unsigned(plan_.blocks()), unsigned(plan_.threads), shared_bytes_,
-                    static_cast<cudaStream_t>(stream)>>>(a);
+    kernel()<<<unsigned(plan_.blocks()), unsigned(plan_.threads), shared_bytes_, static_cast<cudaStream_t>(stream)>>>(a);
     EB_CUDA_CHECK_LAUNCH();
   }
 
@@ -117,6 +120,8 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
   }
 
  private:
+  void (*kernel() const)(SharedNzArgs<T>) { return plan_.block_lists ? k_sharednz<T, true> : k_sharednz<T, false>; }
+
   std::string name_;
   double flops_per_element_;
   std::size_t shared_bytes_ = 0;
@@ -132,24 +137,36 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_sharednz(const AssemblyProblem<T>& p) {
-  return std::make_unique<SharedNzCuda<T>>(p, 0, "sharednz");
+  return std::make_unique<SharedNzCuda<T>>(p, 0, false, "sharednz");
 }
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_sharednz_48k(const AssemblyProblem<T>& p) {
-  return std::make_unique<SharedNzCuda<T>>(p, kFermiSharedBytes, "sharednz-48k");
+  return std::make_unique<SharedNzCuda<T>>(p, kFermiSharedBytes, false, "sharednz-48k");
+}
+
+template <class T>
+std::unique_ptr<AssemblyStrategy<T>> make_sharednz_block(const AssemblyProblem<T>& p) {
+  return std::make_unique<SharedNzCuda<T>>(p, 0, true, "sharednz-block");
 }
 
 // The plan is built on the host to know its size exactly (the same work as the constructor's, a
 // few seconds on camile_hand).
 template <class T>
 std::size_t estimate_sharednz(const AssemblyProblem<T>& p) {
-  return build_plan(p, block_budget(p.device, 0), "sharednz").device_bytes(sizeof(T), tet::supplemental_size(p.form));
+  return build_plan(p, block_budget(p.device, 0), false, "sharednz")
+      .device_bytes(sizeof(T), tet::supplemental_size(p.form));
+}
+
+template <class T>
+std::size_t estimate_sharednz_block(const AssemblyProblem<T>& p) {
+  return build_plan(p, block_budget(p.device, 0), true, "sharednz-block")
+      .device_bytes(sizeof(T), tet::supplemental_size(p.form));
 }
 
 template <class T>
 std::size_t estimate_sharednz_48k(const AssemblyProblem<T>& p) {
-  return build_plan(p, block_budget(p.device, kFermiSharedBytes), "sharednz-48k")
+  return build_plan(p, block_budget(p.device, kFermiSharedBytes), false, "sharednz-48k")
       .device_bytes(sizeof(T), tet::supplemental_size(p.form));
 }
 
@@ -157,6 +174,10 @@ template std::size_t estimate_sharednz(const AssemblyProblem<float>&);
 template std::size_t estimate_sharednz(const AssemblyProblem<double>&);
 template std::size_t estimate_sharednz_48k(const AssemblyProblem<float>&);
 template std::size_t estimate_sharednz_48k(const AssemblyProblem<double>&);
+template std::size_t estimate_sharednz_block(const AssemblyProblem<float>&);
+template std::size_t estimate_sharednz_block(const AssemblyProblem<double>&);
+template std::unique_ptr<AssemblyStrategy<float>> make_sharednz_block(const AssemblyProblem<float>&);
+template std::unique_ptr<AssemblyStrategy<double>> make_sharednz_block(const AssemblyProblem<double>&);
 template std::unique_ptr<AssemblyStrategy<float>> make_sharednz(const AssemblyProblem<float>&);
 template std::unique_ptr<AssemblyStrategy<double>> make_sharednz(const AssemblyProblem<double>&);
 template std::unique_ptr<AssemblyStrategy<float>> make_sharednz_48k(const AssemblyProblem<float>&);

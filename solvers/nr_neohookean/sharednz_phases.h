@@ -18,6 +18,7 @@ struct SharedNzArgs {
   const int64_t* reduce_ptr = nullptr;
   const int32_t* reduce = nullptr;
   int64_t value_count = 0;
+  int64_t rows = 0;  // force entries (block lists' zero-write targets follow them)
   tet::SupplementalForm form = tet::SupplementalForm::Full9;
   tet::Lame<T> lame{};
   const T* x = nullptr;
@@ -40,6 +41,7 @@ SharedNzArgs<T> sharednz_args(const SharedNzPlan& plan, const A64& slot_ptr, con
   a.reduce_ptr = reduce_ptr.data();
   a.reduce = reduce.data();
   a.value_count = plan.value_count;
+  a.rows = plan.rows;
   a.form = form;
   a.lame = lame;
   return a;
@@ -119,6 +121,53 @@ EB_HD void sharednz_reduce(const SharedNzArgs<T>& a, int64_t k, int tid, int thr
       else
         a.out.force[p - a.value_count] = a.out.force_scale * sum;
       sum = T(0);
+    }
+  });
+}
+
+// Phase 3 with node-block lists (SharedNzPlan::block_lists): a thread sums the 3 x 3 block of a
+// node pair (or the 3 force entries of a node) at once, then writes them to the list's targets.
+template <class T>
+EB_HD void sharednz_reduce_blocks(const SharedNzArgs<T>& a, int64_t k, int tid, int threads, const T* sm) {
+  const int64_t S = a.slot_ptr[k + 1] - a.slot_ptr[k];
+  T sum[9];
+  for (int u = 0; u < 9; ++u) sum[u] = T(0);
+  int written = 0;  // targets of the current list done
+  walk_row<8>(a.reduce, a.reduce_ptr[k], a.reduce_ptr[k + 1], tid, threads, [&](int32_t v) {
+    if (v > 0) {
+      const int32_t code = v - 1;
+      const int64_t j = code >> 5;
+      const int ra = 3 * ((code >> 2) & 3), cb = 3 * (code & 3);
+      if (code & 16) {
+        for (int i = 0; i < 3; ++i) sum[i] += sm[(ra + i) * S + j];
+      } else {
+        for (int i = 0; i < 3; ++i)
+          for (int c = 0; c < 3; ++c) sum[3 * i + c] += sm[staged_tangent(ra + i, cb + c, j, S)];
+      }
+      return;
+    }
+    if (v == 0) return;
+    // The sum of this target, selected without indexing the array by a variable (which would put
+    // it in local memory on the device).
+    T value = sum[0];
+    for (int u = 1; u < 9; ++u)
+      if (u == written) value = sum[u];
+    int expected = 9;
+    if (v != INT32_MIN) {
+      const int64_t t = -int64_t(v) - 1;
+      if (t < a.value_count) {
+        a.out.values.at(t) = a.out.tangent_scale * value;
+      } else {
+        expected = 3;
+        if (t < a.value_count + a.rows)
+          a.out.force[t - a.value_count] = a.out.force_scale * value;
+        else
+          a.out.force[t - a.value_count - a.rows] = T(0);
+      }
+    }
+    if (++written == expected) {
+      written = 0;
+      for (int u = 0; u < 9; ++u) sum[u] = T(0);
     }
   });
 }

@@ -1,6 +1,7 @@
 #include "solvers/nr_neohookean/sharednz_plan.h"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -103,9 +104,88 @@ void check_inputs(int64_t nodes, const std::vector<int32_t>& conn, const linalg:
   if (int64_t(partition.part_of.size()) != nodes)
     throw InputError("SharedNZ: the node partition has " + std::to_string(partition.part_of.size()) +
                      " nodes, the mesh " + std::to_string(nodes));
-  if (map.value_count + 3 * nodes >= int64_t(std::numeric_limits<int32_t>::max()))
+  if (map.value_count + 6 * nodes >= int64_t(std::numeric_limits<int32_t>::max()))
     throw InputError("SharedNZ: " + std::to_string(map.value_count) + " values and " + std::to_string(3 * nodes) +
                      " force entries pass the 2^31 - 1 targets of the reduction array");
+}
+
+// The reduction lists of block k by node pairs (SharedNzPlan::block_lists): per node n of N_k
+// and node m of N̄_k sharing an element, one source per such element (slot j, local nodes a of n
+// and b of m) for the 3 x 3 values of (n, m); per node n of N_k, one source per element (slot j,
+// local node a) for its 3 force entries. Lists whose 9 values are all dropped are left out.
+Lists block_reduce_lists(const std::vector<int32_t>& conn, const linalg::ElementValueMap& map,
+                         const mesh::NodePartition& partition, std::size_t k, int64_t rows,
+                         std::vector<int32_t>& local, std::vector<uint64_t>& pairs, int64_t& sources) {
+  const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
+  const int64_t S = int64_t(partition.element_count(k));
+  const int32_t* own = partition.nodes.data() + partition.node_ptr[k];
+  const int64_t own_count = int64_t(partition.node_count(k));
+  // Local numbers: N_k first (their own order), then the other nodes of N̄_k as met.
+  std::vector<int32_t> numbered(own, own + own_count);
+  for (int64_t i = 0; i < own_count; ++i) local[std::size_t(own[i])] = int32_t(i);
+  for (int64_t j = 0; j < S; ++j)
+    for (int b = 0; b < 4; ++b)
+      if (const int32_t m = conn[std::size_t(4 * elems[j] + b)]; local[std::size_t(m)] < 0) {
+        local[std::size_t(m)] = int32_t(numbered.size());
+        numbered.push_back(m);
+      }
+  const int64_t nbar = int64_t(numbered.size());
+  // Keys: force lists 0 .. own_count - 1, pair lists own_count + n nbar + m.
+  pairs.clear();
+  for (int64_t i = 0; i < own_count; ++i) pairs.push_back(pair_key(i, -1));
+  for (int64_t j = 0; j < S; ++j) {
+    const int32_t* en = conn.data() + 4 * elems[j];
+    for (int a = 0; a < 4; ++a) {
+      if (partition.part_of[std::size_t(en[a])] != int32_t(k)) continue;
+      const int64_t n = local[std::size_t(en[a])];
+      pairs.push_back(pair_key(n, block_source(j, true, a, 0)));
+      for (int b = 0; b < 4; ++b)
+        pairs.push_back(pair_key(own_count + n * nbar + local[std::size_t(en[b])], block_source(j, false, a, b)));
+    }
+  }
+  for (int32_t m : numbered) local[std::size_t(m)] = -1;
+  std::sort(pairs.begin(), pairs.end());
+  constexpr uint64_t mask = (uint64_t(1) << kValueBits) - 1;
+  Lists lists;
+  for (std::size_t i = 0; i < pairs.size();) {
+    const int64_t key = int64_t(pairs[i] >> kValueBits);
+    const std::size_t first = i;
+    for (; i < pairs.size() && int64_t(pairs[i] >> kValueBits) == key; ++i) {
+    }
+    // A representative source (any element of the list gives the same positions); -1: a node
+    // without elements (its force list has only the placeholder).
+    int32_t rep = -1;
+    for (std::size_t q = first; q < i && rep < 0; ++q) rep = int32_t(pairs[q] & mask) - 1;
+    int32_t targets[9];
+    int count = 0;
+    bool any = false;
+    if (key < own_count) {
+      const int64_t n = own[key];
+      for (int c = 0; c < 3; ++c) {
+        const int32_t d = rep < 0 ? 0 : map.dof[std::size_t(elems[rep >> 5] * 12 + 3 * ((rep >> 2) & 3) + c)];
+        targets[count++] = int32_t(-(map.value_count + (d >= 0 ? 3 * n + c : rows + 3 * n + c) + 1));
+      }
+      any = true;
+    } else {
+      const int64_t e = elems[rep >> 5];
+      const int a = (rep >> 2) & 3, b = rep & 3;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+          const int32_t p = map.entry[std::size_t((e * 12 + 3 * a + r) * 12 + 3 * b + c)];
+          targets[count++] = p >= 0 ? -(p + 1) : std::numeric_limits<int32_t>::min();
+          any = any || p >= 0;
+        }
+    }
+    if (!any) continue;
+    for (std::size_t q = first; q < i; ++q)
+      if (const auto v = int32_t(pairs[q] & mask)) {
+        lists.items.push_back(v);
+        sources += key < own_count ? 3 : 9;
+      }
+    lists.items.insert(lists.items.end(), targets, targets + count);
+    lists.close();
+  }
+  return lists;
 }
 
 }  // namespace
@@ -115,11 +195,13 @@ mesh::PartitionBudget sharednz_budget(std::size_t shared_bytes, std::size_t valu
 }
 
 SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn, const linalg::ElementValueMap& map,
-                                const mesh::NodePartition& partition) {
+                                const mesh::NodePartition& partition, bool block_lists) {
   check_inputs(nodes, conn, map, partition);
   const int64_t E = int64_t(conn.size() / 4);
   SharedNzPlan plan;
+  plan.block_lists = block_lists;
   plan.rows = 3 * nodes;
+  std::vector<int32_t> local(block_lists ? std::size_t(nodes) : 0, -1);
   plan.value_count = map.value_count;
   plan.partition = mesh::partition_stats(partition, std::size_t(E));
   std::vector<uint64_t> pairs;
@@ -147,6 +229,12 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
     pack_lpt(scatter, plan.threads, plan.scatter);
     plan.scatter_ptr.push_back(int64_t(plan.scatter.size()));
 
+    if (block_lists) {
+      pack_lpt(block_reduce_lists(conn, map, partition, k, plan.rows, local, pairs, plan.reduce_sources), plan.threads,
+               plan.reduce);
+      plan.reduce_ptr.push_back(int64_t(plan.reduce.size()));
+      continue;
+    }
     // Reduction lists: per value position of a row of N_k and per force entry of N_k, its shared
     // sources; force entries with none (constrained rows, unused nodes) are written 0.
     pairs.clear();
@@ -202,7 +290,11 @@ void sharednz_reference(const SharedNzPlan& plan, const std::vector<T>& slot_sup
     sm.assign(std::size_t(S) * kStagedValuesPerElement, std::numeric_limits<T>::quiet_NaN());
     for (int tid = 0; tid < plan.threads; ++tid) sharednz_scatter(a, k, tid, plan.threads, sm.data());
     for (int64_t j = 0; j < S; ++j) sharednz_element(a, k, j, sm.data());
-    for (int tid = 0; tid < plan.threads; ++tid) sharednz_reduce(a, k, tid, plan.threads, sm.data());
+    for (int tid = 0; tid < plan.threads; ++tid)
+      if (plan.block_lists)
+        sharednz_reduce_blocks(a, k, tid, plan.threads, sm.data());
+      else
+        sharednz_reduce(a, k, tid, plan.threads, sm.data());
   }
 }
 

@@ -39,6 +39,16 @@ inline constexpr std::size_t kFermiSharedBytes = 48 * 1024;
 
 // Index of tangent entry (r, c), r <= c < 12, in the packed upper triangle (0 .. 77).
 EB_HD constexpr int upper_index(int r, int c) { return 12 * r - r * (r - 1) / 2 + (c - r); }
+// Shared position of element entry (r, c) (any order) of slot j in a block of S slots.
+EB_HD constexpr int64_t staged_tangent(int r, int c, int64_t j, int64_t S) {
+  return (12 + (r <= c ? upper_index(r, c) : upper_index(c, r))) * S + j;
+}
+
+// A source of a node-block reduction list (SharedNzPlan::block_lists), stored + 1: slot j, a
+// force flag, the local nodes a (row) and b (column).
+EB_HD constexpr int32_t block_source(int64_t j, bool force, int a, int b) {
+  return int32_t((j << 5) | (force ? 16 : 0) | (a << 2) | b);
+}
 
 struct SharedNzPlan {
   int threads = kSharedNzThreads;
@@ -57,12 +67,21 @@ struct SharedNzPlan {
   std::vector<int32_t> scatter;
   // Reduction array, same packing: s + 1 adds shared value s; -(p + 1) writes the sum to value
   // position p (p < value_count) or force entry p - value_count, and restarts it; 0 is padding.
+  //
+  // block_lists (the variant sharednz-block; Sec. 16.5's "n_f x n_f blocks"): one list per node
+  // pair (n of N_k, m of N̄_k) instead of one per value, its sources block_source(j, false, a, b)
+  // + 1, one per element holding both, summing the 3 x 3 block of the pair at once, then 9
+  // targets; one list per node n of N_k for its force, sources block_source(j, true, a, 0) + 1,
+  // then 3 targets. Targets: -(p + 1) (a value), -(value_count + row + 1) (a force entry),
+  // -(value_count + rows + row + 1) (a force entry set to 0: constrained), INT32_MIN (a value the
+  // map drops: nothing written). One source index per element and node pair instead of nine.
+  bool block_lists = false;
   std::vector<int64_t> reduce_ptr{0};
   std::vector<int32_t> reduce;
   mesh::PartitionStats partition;
   int64_t max_slots = 0;        // largest |E_k|: the dynamic shared memory is sized for it
   int64_t node_loads = 0;       // scatter lists (pieces): nodal data read from global memory
-  int64_t reduce_sources = 0;   // shared values summed
+  int64_t reduce_sources = 0;   // shared values summed (block lists: 9 or 3 per source)
 
   int64_t blocks() const { return int64_t(slot_ptr.size()) - 1; }
   int64_t slots() const { return slot_ptr.back(); }
@@ -84,7 +103,8 @@ mesh::PartitionBudget sharednz_budget(std::size_t shared_bytes, std::size_t valu
 // InputError when the map is not a 4-node map of this mesh, or when value positions and force
 // entries together pass the 2^31 - 1 targets of the int32 reduction array.
 SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& connectivity,
-                                const linalg::ElementValueMap& map, const mesh::NodePartition& partition);
+                                const linalg::ElementValueMap& map, const mesh::NodePartition& partition,
+                                bool block_lists = false);
 
 // Per-slot supplemental data, slot-major by value (value q of slot s at q * slots + s) so that
 // a block's threads read it coalesced: the paper's "separate array ... ordered such that they can

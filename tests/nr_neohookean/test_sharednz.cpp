@@ -1,6 +1,7 @@
 // SharedNZ's plan (solvers/nr_neohookean/sharednz_plan.h) on the host: its arrays cover every
 // value and force entry once, respect the shared-memory budget, and the host reference (the
 // kernel's phases run block by block) equals the CPU assembly of the same pattern.
+#include <climits>
 #include <map>
 #include <set>
 
@@ -23,13 +24,15 @@ mesh::NodePartition partition_of(const test::StrategyCase<double>& c, std::size_
 }
 
 template <class T>
-SharedNzPlan plan_of(const test::StrategyCase<T>& c, std::size_t shared) {
+SharedNzPlan plan_of(const test::StrategyCase<T>& c, std::size_t shared, bool block_lists = false) {
   std::vector<std::array<int32_t, 4>> tets(c.conn.size() / 4);
   for (std::size_t e = 0; e < tets.size(); ++e)
     for (std::size_t a = 0; a < 4; ++a) tets[e][a] = c.conn[4 * e + a];
   const auto p = mesh::greedy_node_partition(std::size_t(c.nodes), tets, sharednz_budget(shared, sizeof(T)));
-  return make_sharednz_plan(c.nodes, c.conn, c.map, p);
+  return make_sharednz_plan(c.nodes, c.conn, c.map, p, block_lists);
 }
+
+const char* lists_name(bool block_lists) { return block_lists ? " block lists" : " value lists"; }
 
 template <class T>
 test::Assembled<T> run_reference(const test::StrategyCase<T>& c, const SharedNzPlan& plan) {
@@ -50,48 +53,62 @@ TEST(SharedNzPlan, UpperIndexPacksTheTriangle) {
 
 TEST(SharedNzPlan, ArraysCoverEveryEntryOnceWithinTheBudget) {
   for (int level = 0; level < 4; ++level)
-    for (std::size_t shared : {kH100Shared, kFermiSharedBytes}) {
-      SCOPED_TRACE("level " + std::to_string(level) + " shared " + std::to_string(shared));
-      const auto c = make_case<double>(mesh::make_sphere_tet(level), linalg::Format::Dhyb, 11);
-      const SharedNzPlan plan = plan_of(*c, shared);
-      ASSERT_LE(plan.shared_bytes(sizeof(double)), shared);
-      const auto written = test::addressed(c->map);
-      std::vector<int> target(std::size_t(plan.value_count + plan.rows), 0);
-      std::vector<int> recorded(c->conn.size() / 4, 0);
-      for (int64_t k = 0; k < plan.blocks(); ++k) {
-        const int64_t S = plan.slot_ptr[std::size_t(k) + 1] - plan.slot_ptr[std::size_t(k)];
-        for (int64_t s = plan.slot_ptr[std::size_t(k)]; s < plan.slot_ptr[std::size_t(k) + 1]; ++s)
-          if (plan.slot_record[std::size_t(s)] >= 0) ++recorded[std::size_t(plan.slot_record[std::size_t(s)])];
-        // Packed arrays: whole columns; each thread's row begins its first list properly.
-        for (const auto* arr : {&plan.scatter_ptr, &plan.reduce_ptr})
-          ASSERT_EQ(((*arr)[std::size_t(k) + 1] - (*arr)[std::size_t(k)]) % plan.threads, 0);
-        std::set<int64_t> staged;
-        for (int tid = 0; tid < plan.threads; ++tid) {
-          bool loaded = false;
-          for (int64_t i = plan.scatter_ptr[std::size_t(k)] + tid; i < plan.scatter_ptr[std::size_t(k) + 1];
-               i += plan.threads) {
-            const int32_t v = plan.scatter[std::size_t(i)];
-            if (v < 0) loaded = true;
-            if (v > 0) {
-              ASSERT_TRUE(loaded) << "block " << k << " thread " << tid << " stores before loading a node";
-              ASSERT_LT(int64_t(v) - 1, 12 * S);
-              ASSERT_TRUE(staged.insert(int64_t(v) - 1).second) << "staging position stored twice";
+    for (std::size_t shared : {kH100Shared, kFermiSharedBytes})
+      for (bool block_lists : {false, true}) {
+        SCOPED_TRACE("level " + std::to_string(level) + " shared " + std::to_string(shared) + lists_name(block_lists));
+        const auto c = make_case<double>(mesh::make_sphere_tet(level), linalg::Format::Dhyb, 11);
+        const SharedNzPlan plan = plan_of(*c, shared, block_lists);
+        ASSERT_LE(plan.shared_bytes(sizeof(double)), shared);
+        const auto written = test::addressed(c->map);
+        std::vector<int> target(std::size_t(plan.value_count + plan.rows), 0);
+        std::vector<int> recorded(c->conn.size() / 4, 0);
+        for (int64_t k = 0; k < plan.blocks(); ++k) {
+          const int64_t S = plan.slot_ptr[std::size_t(k) + 1] - plan.slot_ptr[std::size_t(k)];
+          for (int64_t s = plan.slot_ptr[std::size_t(k)]; s < plan.slot_ptr[std::size_t(k) + 1]; ++s)
+            if (plan.slot_record[std::size_t(s)] >= 0) ++recorded[std::size_t(plan.slot_record[std::size_t(s)])];
+          // Packed arrays: whole columns; each thread's row begins its first list properly.
+          for (const auto* arr : {&plan.scatter_ptr, &plan.reduce_ptr})
+            ASSERT_EQ(((*arr)[std::size_t(k) + 1] - (*arr)[std::size_t(k)]) % plan.threads, 0);
+          std::set<int64_t> staged;
+          for (int tid = 0; tid < plan.threads; ++tid) {
+            bool loaded = false;
+            for (int64_t i = plan.scatter_ptr[std::size_t(k)] + tid; i < plan.scatter_ptr[std::size_t(k) + 1];
+                 i += plan.threads) {
+              const int32_t v = plan.scatter[std::size_t(i)];
+              if (v < 0) loaded = true;
+              if (v > 0) {
+                ASSERT_TRUE(loaded) << "block " << k << " thread " << tid << " stores before loading a node";
+                ASSERT_LT(int64_t(v) - 1, 12 * S);
+                ASSERT_TRUE(staged.insert(int64_t(v) - 1).second) << "staging position stored twice";
+              }
             }
+            int pending = 0;  // block lists: targets still due in the current list
+            for (int64_t i = plan.reduce_ptr[std::size_t(k)] + tid; i < plan.reduce_ptr[std::size_t(k) + 1];
+                 i += plan.threads) {
+              const int32_t v = plan.reduce[std::size_t(i)];
+              if (v > 0) {
+                ASSERT_EQ(pending, 0) << "block " << k << ": a source inside a list's targets";
+                if (block_lists)
+                  ASSERT_LT(int64_t(v - 1) >> 5, S);
+                else
+                  ASSERT_LT(int64_t(v) - 1, kStagedValuesPerElement * S);
+              }
+              if (v >= 0) continue;
+              int64_t t = v == INT32_MIN ? -1 : -int64_t(v) - 1;
+              if (block_lists && pending == 0) pending = t >= plan.value_count ? 3 : 9;
+              if (block_lists) --pending;
+              if (t >= plan.value_count + plan.rows) t -= plan.rows;  // a force entry set to 0
+              if (t >= 0) ++target[std::size_t(t)];
+            }
+            ASSERT_EQ(pending, 0);
           }
-          for (int64_t i = plan.reduce_ptr[std::size_t(k)] + tid; i < plan.reduce_ptr[std::size_t(k) + 1];
-               i += plan.threads) {
-            const int32_t v = plan.reduce[std::size_t(i)];
-            if (v > 0) ASSERT_LT(int64_t(v) - 1, kStagedValuesPerElement * S);
-            if (v < 0) ++target[std::size_t(-int64_t(v) - 1)];
-          }
+          EXPECT_EQ(int64_t(staged.size()), 4 * S) << "block " << k << ": every slot's four nodes staged";
         }
-        EXPECT_EQ(int64_t(staged.size()), 4 * S) << "block " << k << ": every slot's four nodes staged";
+        for (int64_t p = 0; p < plan.value_count; ++p)
+          ASSERT_EQ(target[std::size_t(p)], written[std::size_t(p)] ? 1 : 0) << "value position " << p;
+        for (int64_t r = 0; r < plan.rows; ++r) ASSERT_EQ(target[std::size_t(plan.value_count + r)], 1) << "force row " << r;
+        for (std::size_t e = 0; e < recorded.size(); ++e) ASSERT_EQ(recorded[e], 1) << "element " << e;
       }
-      for (int64_t p = 0; p < plan.value_count; ++p)
-        ASSERT_EQ(target[std::size_t(p)], written[std::size_t(p)] ? 1 : 0) << "value position " << p;
-      for (int64_t r = 0; r < plan.rows; ++r) ASSERT_EQ(target[std::size_t(plan.value_count + r)], 1) << "force row " << r;
-      for (std::size_t e = 0; e < recorded.size(); ++e) ASSERT_EQ(recorded[e], 1) << "element " << e;
-    }
 }
 
 template <class T>
@@ -101,11 +118,13 @@ void expect_reference_matches_cpu(const mesh::TetMesh& m, const std::vector<lina
     const auto c = make_case<T>(m, f, 5, form);
     const auto ref = test::cpu_reference(*c);
     ASSERT_EQ(ref.checks.inverted, 0u);
-    for (std::size_t shared : budgets) {
-      const SharedNzPlan plan = plan_of(*c, shared);
-      test::expect_close(ref, run_reference(*c, plan), test::addressed(c->map), test::tolerance<T>(),
-                         c->label + " shared " + std::to_string(shared) + " blocks " + std::to_string(plan.blocks()));
-    }
+    for (std::size_t shared : budgets)
+      for (bool block_lists : {false, true}) {
+        const SharedNzPlan plan = plan_of(*c, shared, block_lists);
+        test::expect_close(ref, run_reference(*c, plan), test::addressed(c->map), test::tolerance<T>(),
+                           c->label + " shared " + std::to_string(shared) + " blocks " + std::to_string(plan.blocks()) +
+                               lists_name(block_lists));
+      }
   }
 }
 
@@ -143,8 +162,9 @@ TEST(SharedNzPlan, AnInvertedElementIsReportedOnceThoughComputedByManyBlocks) {
   const auto ref = test::cpu_reference(*c);
   ASSERT_EQ(ref.checks.inverted, 1u);
   ASSERT_EQ(ref.checks.first_inverted, most->first);
-  test::expect_close(ref, run_reference(*c, plan_of(*c, kFermiSharedBytes)), test::addressed(c->map),
-                     test::tolerance<double>(), "inverted element");
+  for (bool block_lists : {false, true})
+    test::expect_close(ref, run_reference(*c, plan_of(*c, kFermiSharedBytes, block_lists)), test::addressed(c->map),
+                       test::tolerance<double>(), std::string("inverted element") + lists_name(block_lists));
 }
 
 TEST(SharedNzPlan, RefusesAMapOfAnotherMesh) {
