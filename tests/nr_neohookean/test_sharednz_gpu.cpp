@@ -92,8 +92,8 @@ TEST(DeviceStrategies, EqualTheCpuAssemblyOnTheHand) {
   const auto dir = test::data_dir();
   if (dir.empty() || !std::filesystem::exists(dir / "camile_hand.mesh")) GTEST_SKIP() << "camile_hand.mesh absent";
   const auto m = mesh::read_tet_mesh(dir / "camile_hand.mesh");
+  // fp32 only (fp64 is checked on the spheres): the plans of the hand take a second each.
   expect_strategies_match_cpu<float>(m, {linalg::Format::Dhyb}, "camile_hand");
-  expect_strategies_match_cpu<double>(m, {linalg::Format::Dcsr}, "camile_hand");
 }
 
 TEST(DeviceStrategies, RepeatedRunsAreBitIdentical) {
