@@ -109,6 +109,38 @@ void check_inputs(int64_t nodes, const std::vector<int32_t>& conn, const linalg:
                      " force entries pass the 2^31 - 1 targets of the reduction array");
 }
 
+// The reduction lists of block k by value: per value position of a row of N_k and per force entry
+// of N_k, its shared sources; force entries with none (constrained rows, unused nodes) are
+// written 0.
+Lists value_reduce_lists(const std::vector<int32_t>& conn, const linalg::ElementValueMap& map,
+                         const mesh::NodePartition& partition, std::size_t k, std::vector<uint64_t>& pairs,
+                         int64_t& sources) {
+  const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
+  const int64_t S = int64_t(partition.element_count(k));
+  pairs.clear();
+  for (int64_t i = partition.node_ptr[k]; i < partition.node_ptr[k + 1]; ++i)
+    for (int c = 0; c < 3; ++c) pairs.push_back(pair_key(map.value_count + 3 * int64_t(partition.nodes[std::size_t(i)]) + c, -1));
+  for (int64_t j = 0; j < S; ++j) {
+    const int64_t e = elems[j];
+    for (int a = 0; a < 4; ++a) {
+      if (partition.part_of[std::size_t(conn[std::size_t(4 * e + a)])] != int32_t(k)) continue;
+      for (int i = 0; i < 3; ++i) {
+        const int r = 3 * a + i;
+        if (const int32_t d = map.dof[std::size_t(e * 12 + r)]; d >= 0) {
+          pairs.push_back(pair_key(map.value_count + d, r * S + j));
+          ++sources;
+        }
+        for (int c = 0; c < 12; ++c)
+          if (const int32_t p = map.entry[std::size_t((e * 12 + r) * 12 + c)]; p >= 0) {
+            pairs.push_back(pair_key(p, staged_tangent(r, c, j, S)));
+            ++sources;
+          }
+      }
+    }
+  }
+  return group(pairs, [](int64_t) { return int32_t(0); }, [](int64_t t) { return int32_t(-(t + 1)); });
+}
+
 // The reduction lists of block k by node pairs (SharedNzPlan::block_lists): per node n of N_k
 // and node m of N̄_k sharing an element, one source per such element (slot j, local nodes a of n
 // and b of m) for the 3 x 3 values of (n, m); per node n of N_k, one source per element (slot j,
@@ -201,12 +233,10 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
   SharedNzPlan plan;
   plan.block_lists = block_lists;
   plan.rows = 3 * nodes;
-  std::vector<int32_t> local(block_lists ? std::size_t(nodes) : 0, -1);
   plan.value_count = map.value_count;
   plan.partition = mesh::partition_stats(partition, std::size_t(E));
-  std::vector<uint64_t> pairs;
-  const int64_t no_source = -1;
-  for (std::size_t k = 0; k < partition.parts(); ++k) {
+  const std::size_t parts = partition.parts();
+  for (std::size_t k = 0; k < parts; ++k) {
     const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
     const int64_t S = int64_t(partition.element_count(k));
     plan.max_slots = std::max(plan.max_slots, S);
@@ -218,50 +248,43 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
       plan.slot_record.push_back(partition.part_of[std::size_t(conn[std::size_t(4 * e)])] == int32_t(k) ? e : -1);
     }
     plan.slot_ptr.push_back(int64_t(plan.slot_element.size()));
-
-    // Scatter lists: per node of N̄_k, the staging position 3 a S + j of each slot j holding it.
-    pairs.clear();
-    for (int64_t j = 0; j < S; ++j)
-      for (int a = 0; a < 4; ++a) pairs.push_back(pair_key(conn[std::size_t(4 * elems[j] + a)], 3 * a * S + j));
-    const Lists scatter = split_scatter(
-        group(pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }), plan.threads);
-    plan.node_loads += int64_t(scatter.size());
-    pack_lpt(scatter, plan.threads, plan.scatter);
+  }
+  // The blocks' packed arrays are independent: built in parallel, then concatenated in order.
+  struct BlockArrays {
+    std::vector<int32_t> scatter, reduce;
+    int64_t node_loads = 0, sources = 0;
+  };
+  std::vector<BlockArrays> per(parts);
+#pragma omp parallel
+  {
+    std::vector<uint64_t> pairs;
+    std::vector<int32_t> local(block_lists ? std::size_t(nodes) : 0, -1);
+#pragma omp for schedule(dynamic, 4)
+    for (std::size_t k = 0; k < parts; ++k) {
+      const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
+      const int64_t S = int64_t(partition.element_count(k));
+      BlockArrays& out = per[k];
+      // Scatter lists: per node of N̄_k, the staging position 3 a S + j of each slot j holding it.
+      pairs.clear();
+      for (int64_t j = 0; j < S; ++j)
+        for (int a = 0; a < 4; ++a) pairs.push_back(pair_key(conn[std::size_t(4 * elems[j] + a)], 3 * a * S + j));
+      const Lists scatter = split_scatter(
+          group(pairs, [](int64_t m) { return int32_t(-(m + 1)); }, [](int64_t) { return int32_t(0); }), plan.threads);
+      out.node_loads = int64_t(scatter.size());
+      pack_lpt(scatter, plan.threads, out.scatter);
+      pack_lpt(block_lists ? block_reduce_lists(conn, map, partition, k, plan.rows, local, pairs, out.sources)
+                           : value_reduce_lists(conn, map, partition, k, pairs, out.sources),
+               plan.threads, out.reduce);
+    }
+  }
+  for (BlockArrays& b : per) {
+    plan.scatter.insert(plan.scatter.end(), b.scatter.begin(), b.scatter.end());
     plan.scatter_ptr.push_back(int64_t(plan.scatter.size()));
-
-    if (block_lists) {
-      pack_lpt(block_reduce_lists(conn, map, partition, k, plan.rows, local, pairs, plan.reduce_sources), plan.threads,
-               plan.reduce);
-      plan.reduce_ptr.push_back(int64_t(plan.reduce.size()));
-      continue;
-    }
-    // Reduction lists: per value position of a row of N_k and per force entry of N_k, its shared
-    // sources; force entries with none (constrained rows, unused nodes) are written 0.
-    pairs.clear();
-    for (int64_t i = partition.node_ptr[k]; i < partition.node_ptr[k + 1]; ++i)
-      for (int c = 0; c < 3; ++c)
-        pairs.push_back(pair_key(map.value_count + 3 * int64_t(partition.nodes[std::size_t(i)]) + c, no_source));
-    for (int64_t j = 0; j < S; ++j) {
-      const int64_t e = elems[j];
-      for (int a = 0; a < 4; ++a) {
-        if (partition.part_of[std::size_t(conn[std::size_t(4 * e + a)])] != int32_t(k)) continue;
-        for (int i = 0; i < 3; ++i) {
-          const int r = 3 * a + i;
-          if (const int32_t d = map.dof[std::size_t(e * 12 + r)]; d >= 0) {
-            pairs.push_back(pair_key(map.value_count + d, r * S + j));
-            ++plan.reduce_sources;
-          }
-          for (int c = 0; c < 12; ++c)
-            if (const int32_t p = map.entry[std::size_t((e * 12 + r) * 12 + c)]; p >= 0) {
-              pairs.push_back(pair_key(p, (12 + upper_index(std::min(r, c), std::max(r, c))) * S + j));
-              ++plan.reduce_sources;
-            }
-        }
-      }
-    }
-    const Lists reduce = group(pairs, [](int64_t) { return int32_t(0); }, [](int64_t t) { return int32_t(-(t + 1)); });
-    pack_lpt(reduce, plan.threads, plan.reduce);
+    plan.reduce.insert(plan.reduce.end(), b.reduce.begin(), b.reduce.end());
     plan.reduce_ptr.push_back(int64_t(plan.reduce.size()));
+    plan.node_loads += b.node_loads;
+    plan.reduce_sources += b.sources;
+    b = BlockArrays();
   }
   return plan;
 }
