@@ -3,6 +3,7 @@
 // kernel's phases run block by block) equals the CPU assembly of the same pattern.
 #include <climits>
 #include <map>
+#include <omp.h>
 #include <set>
 
 #include "meshes/node_partition.h"
@@ -165,6 +166,21 @@ TEST(SharedNzPlan, AnInvertedElementIsReportedOnceThoughComputedByManyBlocks) {
   for (bool block_lists : {false, true})
     test::expect_close(ref, run_reference(*c, plan_of(*c, kFermiSharedBytes, block_lists)), test::addressed(c->map),
                        test::tolerance<double>(), std::string("inverted element") + lists_name(block_lists));
+}
+
+TEST(SharedNzPlan, SameArraysWhateverTheThreadCount) {
+  const auto c = make_case<float>(mesh::make_sphere_tet(2), linalg::Format::Hyb, 2);
+  for (bool block_lists : {false, true}) {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const SharedNzPlan one = plan_of(*c, kFermiSharedBytes, block_lists);
+    omp_set_num_threads(std::max(2, threads));
+    const SharedNzPlan many = plan_of(*c, kFermiSharedBytes, block_lists);
+    omp_set_num_threads(threads);
+    EXPECT_EQ(one.scatter, many.scatter);
+    EXPECT_EQ(one.reduce, many.reduce);
+    EXPECT_EQ(one.reduce_ptr, many.reduce_ptr);
+  }
 }
 
 TEST(SharedNzPlan, RefusesAMapOfAnotherMesh) {
