@@ -11,4 +11,9 @@ EB_NR_STRATEGY(assembly_cpu, "cpu", Host, true,
 EB_NR_STRATEGY(globalnz, "globalnz", Device, true,
                "GlobalNZ: element per thread with block element lists and nodal prefetch, element data to "
                "global memory, reduction array (Alg. 2, LPT packing)")
+EB_NR_STRATEGY(sharednz, "sharednz", Device, true, "SharedNZ: greedy node partitions sized to the opt-in shared memory per block (227 KB on H100), element data staged in shared memory, scatter + reduction arrays (Sec. 16.3.2)")
+EB_NR_STRATEGY(sharednz_block, "sharednz-block", Device, true, "SharedNZ with node-block reduction lists (Sec. 16.5's 3x3 blocks): one source index per element and node pair instead of nine")
+EB_NR_STRATEGY(sharednz_48k, "sharednz-48k", Device, true, "SharedNZ with Fermi's 48 KB per block (the paper's GTX 480 budget), for the partition-size comparison")
+EB_NR_STRATEGY(coloured, "coloured", Device, true, "element colouring (no shared node within a colour), one launch per colour, values added in place without atomics")
+EB_NR_STRATEGY(atomic, "atomic", Device, false, "one thread per element adding into the values with atomicAdd after a zeroing pass (order of the adds not fixed)")
 #endif
