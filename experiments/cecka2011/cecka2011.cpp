@@ -161,8 +161,10 @@ Scenario stage_scenario(const ExperimentContext& ctx, const std::string& variant
   std::vector<std::string> o = {"nr-neohookean.format=" + format};
   Scenario sc = ctx.quick ? load_scenario("cecka-sphere", o) : load_scenario("cecka-hand", o);
   if (!realtime && !ctx.quick) {  // Figs. 16.10-16.11: the paper's strict setting on the hand
+    // The strict setting's 0.2 steps under the real-time setting's gravity (5) swing the hand
+    // through a large sag within a few steps, where fp32 cannot meet 1e-5; 0.1 keeps it moderate.
     sc = load_scenario("cecka-hand", {"nr-neohookean.format=" + format, "time.dt=0.2", "nr-neohookean.nr_tolerance=1e-5",
-                                      "nr-neohookean.cg_tolerance=1e-6"});
+                                      "nr-neohookean.cg_tolerance=1e-6", "boundary.gravity=[0.0, 0.0, -0.1]"});
   }
   if (realtime && ctx.quick)
     sc = load_scenario("cecka-sphere", {"nr-neohookean.format=" + format, "time.dt=0.01",
@@ -261,7 +263,7 @@ void stages(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohma
   CsvTable t({"configuration", "paper_configuration", "precision", "nodes", "elements", "nonzeros", "stage", "ms_per_step",
               "share", "step_ms", "newton_per_step", "cg_per_step", "speedup_vs_all_cpu", "status"});
   double cpu_step = 0;
-  const int warmup = 1, timed = ctx.quick ? 3 : 5;
+  const int warmup = 1, timed = 3;
   for (const Config& c : configs) {
     const Scenario sc = stage_scenario(ctx, c.variant, c.format, false);
     const StepStats st = run_steps(ctx, sc, c.backend, Precision::Fp32, c.threads, warmup, timed);
@@ -291,7 +293,7 @@ void stages(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohma
   }
   t.write(ctx.out_dir / "stages.csv");
   meta["stages"] = {{"model", ctx.quick ? "cecka-sphere (refinement 3), quick" : "cecka-hand"},
-                    {"setting", "dt = 0.2, NR 1e-5 absolute, CG 1e-6 relative, fp32, mu 5, lambda 2, rho 1"},
+                    {"setting", "dt = 0.2, NR 1e-5 absolute, CG 1e-6 relative, fp32, mu 5, lambda 2, rho 1; hand: gravity 0.1"},
                     {"warmup_steps", warmup},
                     {"timed_steps", timed},
                     {"spmv_note", "SpMV = (CG iterations + one product per solve) x the median of one product timed "
@@ -393,7 +395,7 @@ void run_cecka2011(const ExperimentContext& ctx) {
   if (!gpu) meta["gpu_note"] = ctx.quick ? "quick mode: CPU only" : "no usable CUDA device: GPU rows not run";
   meta["substitutions"] = {
       {"hand", "camile_hand.mesh (23,641 nodes, 91,907 tets) for the paper's aim@shape hand (28,796 / 125,127), "
-               "scaled to unit length; wrist end held, unit gravity"},
+               "in its own units (197 long, a hand in mm); wrist end held, gravity 2.5e-3 (strain ~10%)"},
       {"spheres", "generated unit spheres (mesh.refinement 0..3: 64/135, 343/1080, 1728/6655, 4096/16875)"}};
   nlohmann::json claims = nlohmann::json::array();
   if (ctx.wants("table16_1")) {
