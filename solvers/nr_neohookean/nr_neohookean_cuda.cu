@@ -206,6 +206,7 @@ std::size_t cg_bytes(const NrSetup& s, const linalg::CgOptions& o) {
   p.rows = linalg::Index(3 * s.num_nodes);
   p.value_bytes = sizeof(T);
   p.device = linalg::cg_device_properties();
+  if (s.format == linalg::Format::Csr) p.hot_bytes = s.pattern.nnz() * sizeof(T);  // DeviceMatrixOperator::hot_storage
   return linalg::choose_cg_plan(p, o).device_bytes;
 }
 
@@ -227,6 +228,19 @@ class DeviceEngine final : public NrEngine<T> {
                                       linalg::Location::Device);
     cg_options_ = in.cg;
     cg_options_.stream = stream_;
+    // The solver and every buffer now, so that steps allocate nothing: the Jacobi setup reads the
+    // diagonal, which holds the lumped mass until the first assembly (every solve refreshes it).
+    k_add_diagonal<T><<<grid(n_), kThreads, 0, stream_>>>(n_, A_->values(), diag_.data(), mass_.data(), T(1));
+    EB_CUDA_CHECK_LAUNCH();
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cg_ = std::make_unique<linalg::CgSolver<T>>(*A_, cg_options_);
+    std::size_t prescribed = 0;
+    for (const PrescribedNode& p : in.setup->prescribed)
+      for (int d = 0; d < 3; ++d) prescribed += (p.mask >> d) & 1;
+    if (prescribed > 0) {
+      entry_idx_.resize(prescribed, "prescribed components");
+      entry_val_.resize(prescribed, "prescribed values");
+    }
   }
   ~DeviceEngine() override {
     cg_.reset();
@@ -247,11 +261,10 @@ class DeviceEngine final : public NrEngine<T> {
     if (idx.empty()) return;
     ScopedStage s(events_, "nr", stream_);
     if (idx != entry_idx_host_) {
-      entry_idx_.upload(idx);
+      entry_idx_.upload(idx);  // the size allocated at construction: no reallocation
       entry_idx_host_ = idx;
     }
     const std::vector<T> h(val.begin(), val.end());
-    if (entry_val_.size() != h.size()) entry_val_.resize(h.size(), "prescribed values");
     EB_CUDA_CHECK(cudaMemcpyAsync(entry_val_.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, stream_));
     k_set_entries<T><<<grid(int64_t(idx.size())), kThreads, 0, stream_>>>(int64_t(idx.size()), vec(v),
                                                                           entry_idx_.data(), entry_val_.data());
@@ -316,10 +329,7 @@ class DeviceEngine final : public NrEngine<T> {
   }
   linalg::CgResult solve() override {
     ScopedStage s(events_, "cg", stream_);
-    if (!cg_)
-      cg_ = std::make_unique<linalg::CgSolver<T>>(*A_, cg_options_);
-    else
-      cg_->refresh_preconditioner();
+    cg_->refresh_preconditioner();
     EB_CUDA_CHECK(cudaMemsetAsync(vec(Vec::Dx), 0, size_t(n_) * sizeof(T), stream_));
     return cg_->solve(vec(Vec::Res), vec(Vec::Dx));
   }
@@ -380,26 +390,25 @@ class MixedEngine final : public HostEngine<T> {
                                        linalg::Location::Device);
     db_.resize(size_t(this->n_), "mixed rhs");
     dx_.resize(size_t(this->n_), "mixed solution");
+    // As DeviceEngine: the solver now, its Jacobi setup on the lumped mass (written into the host
+    // matrix and copied, which every solve does anyway).
+    const linalg::ValueSegments<T> h = this->A_->values();
+    for (int64_t i = 0; i < this->n_; ++i) h.at(in.setup->map.diag[size_t(i)]) = in.dof_mass[size_t(i)];
+    copy_values();
+    dcg_ = std::make_unique<linalg::CgSolver<T>>(*dA_, this->in_.cg);
   }
   linalg::CgResult solve() override {
     {
       StageTimer t(this->times_, "transfer");
-      const linalg::ValueSegments<T> h = this->A_->values(), d = dA_->values();
-      for (int k = 0; k < h.count; ++k) {
-        const int64_t n = h.end[k] - (k ? h.end[k - 1] : 0);
-        EB_CUDA_CHECK(cudaMemcpy(d.data[k], h.data[k], size_t(n) * sizeof(T), cudaMemcpyHostToDevice));
-      }
+      copy_values();
       EB_CUDA_CHECK(cudaMemcpy(db_.data(), this->vec(Vec::Res).data(), db_.bytes(), cudaMemcpyHostToDevice));
       EB_CUDA_CHECK(cudaMemset(dx_.data(), 0, dx_.bytes()));
     }
     linalg::CgResult r;
     {
       StageTimer t(this->times_, "cg");
-      if (!cg_)
-        cg_ = std::make_unique<linalg::CgSolver<T>>(*dA_, this->in_.cg);
-      else
-        cg_->refresh_preconditioner();
-      r = cg_->solve(db_.data(), dx_.data());
+      dcg_->refresh_preconditioner();
+      r = dcg_->solve(db_.data(), dx_.data());
     }
     {
       StageTimer t(this->times_, "transfer");
@@ -408,12 +417,20 @@ class MixedEngine final : public HostEngine<T> {
     return r;
   }
   double time_spmv_ms(int repeats) override { return median_spmv_ms(*dA_, db_.data(), dx_.data(), nullptr, repeats); }
+  // The host tangent's values into the device operator, segment by segment.
+  void copy_values() {
+    const linalg::ValueSegments<T> h = this->A_->values(), d = dA_->values();
+    for (int k = 0; k < h.count; ++k) {
+      const int64_t n = h.end[k] - (k ? h.end[k - 1] : 0);
+      EB_CUDA_CHECK(cudaMemcpy(d.data[k], h.data[k], size_t(n) * sizeof(T), cudaMemcpyHostToDevice));
+    }
+  }
   std::string describe_cg() const override { return "DCG_GPU (" + dA_->name() + "), assembly on the host"; }
 
  private:
   std::unique_ptr<linalg::LinearOperator<T>> dA_;
   cuda::DeviceBuffer<T> db_, dx_;
-  std::unique_ptr<linalg::CgSolver<T>> cg_;
+  std::unique_ptr<linalg::CgSolver<T>> dcg_;  // on the device (the base's cg_ is the host one)
 };
 
 }  // namespace

@@ -39,6 +39,10 @@ HostEngine<T>::HostEngine(const EngineInput<T>& in, int threads)
   strategy_ = make_strategy<T>(in.setup->strategy, in.problem);
   A_ = linalg::make_matrix_operator(linalg::cast_values<T>(in.setup->pattern), in.setup->format,
                                     linalg::Location::Host);
+  // The solver now (its Jacobi setup on the lumped mass; every solve refreshes it).
+  const linalg::ValueSegments<T> v = A_->values();
+  for (int64_t i = 0; i < n_; ++i) v.at(in.setup->map.diag[size_t(i)]) = in.dof_mass[size_t(i)];
+  cg_ = std::make_unique<linalg::CgSolver<T>>(*A_, in.cg);
 }
 
 template <class T>
@@ -123,10 +127,7 @@ double HostEngine<T>::residual_static() {
 template <class T>
 linalg::CgResult HostEngine<T>::solve() {
   StageTimer t(times_, "cg");
-  if (!cg_)
-    cg_ = std::make_unique<linalg::CgSolver<T>>(*A_, in_.cg);  // reads the first assembled diagonal
-  else
-    cg_->refresh_preconditioner();
+  cg_->refresh_preconditioner();
   std::fill(vec(Vec::Dx).begin(), vec(Vec::Dx).end(), T(0));
   return cg_->solve(vec(Vec::Res).data(), vec(Vec::Dx).data());
 }

@@ -338,8 +338,8 @@ std::unique_ptr<NrSimulation> make_nr_simulation(const Scenario& sc, const RunOp
   if (o.backend == Backend::Cuda) throw RuntimeFailure("nr-neohookean: this build has no CUDA backend");
 #else
   if (o.backend == Backend::Cuda) {
-    require_device_memory(double(estimate_cuda_engine_bytes(s, o.precision)), "nr-neohookean", o.device,
-                          o.gpu_memory_limit);
+    require_device_memory(double(estimate_cuda_engine_bytes(s, o.precision)), "nr-neohookean cuda " + to_string(o.precision),
+                          o.device, o.gpu_memory_limit);
   }
 #endif
   if (o.precision == Precision::Fp32)
