@@ -96,6 +96,35 @@ EB_HD void add_value(T& target, T v) {
   target += v;
 }
 
+// Slot s's n entries v into their targets (positions encoded as in the plan: p + 1 add, -(p + 1)
+// assign, 0 none), in batches: all the batch's positions are loaded, then the old values, then the
+// new ones stored. Entry by entry, every load would wait for the previous store (the compiler
+// cannot tell that the positions differ; they do, within one element), which serialized 144 round
+// trips to memory per element.
+template <class T, bool kAtomic, int n, class Target>
+EB_HD void coloured_add(const int32_t* pos, int64_t slots, int64_t s, const T* v, T scale, Target target) {
+  constexpr int kBatch = 12;
+  static_assert(n % kBatch == 0, "batches of 12 entries");
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int q0 = 0; q0 < n; q0 += kBatch) {
+    int32_t p[kBatch];
+    T old[kBatch];
+    for (int u = 0; u < kBatch; ++u) p[u] = load_index(pos + (q0 + u) * slots + s);
+    if (!kAtomic)
+      for (int u = 0; u < kBatch; ++u) old[u] = p[u] > 0 ? target(p[u] - 1) : T(0);
+    for (int u = 0; u < kBatch; ++u) {
+      if (p[u] == 0) continue;
+      const int64_t at = (p[u] > 0 ? int64_t(p[u]) : -int64_t(p[u])) - 1;
+      if (kAtomic)
+        add_value<T, true>(target(at), scale * v[q0 + u]);
+      else
+        target(at) = p[u] > 0 ? old[u] + scale * v[q0 + u] : scale * v[q0 + u];
+    }
+  }
+}
+
 template <class T, bool kAtomic = false>
 EB_HD void coloured_element(const ColouredArgs<T>& a, int64_t s) {
   T xe[4][3];
@@ -105,20 +134,10 @@ EB_HD void coloured_element(const ColouredArgs<T>& a, int64_t s) {
   }
   T f[12], K[144];
   slot_element_routine(xe, a.supp, a.slots, s, a.form, a.lame, f, K, a.out.checks, int64_t(a.element[s]));
-  for (int r = 0; r < 12; ++r) {
-    const int32_t d = a.force_row[r * a.slots + s];
-    if (d > 0 || (kAtomic && d < 0))
-      add_value<T, kAtomic>(a.out.force[(d > 0 ? int64_t(d) : -int64_t(d)) - 1], a.out.force_scale * f[r]);
-    else if (d < 0)
-      a.out.force[-int64_t(d) - 1] = a.out.force_scale * f[r];
-  }
-  for (int q = 0; q < 144; ++q) {
-    const int32_t p = a.entry[q * a.slots + s];
-    if (p > 0 || (kAtomic && p < 0))
-      add_value<T, kAtomic>(a.out.values.at((p > 0 ? int64_t(p) : -int64_t(p)) - 1), a.out.tangent_scale * K[q]);
-    else if (p < 0)
-      a.out.values.at(-int64_t(p) - 1) = a.out.tangent_scale * K[q];
-  }
+  coloured_add<T, kAtomic, 12>(a.force_row, a.slots, s, f, a.out.force_scale,
+                               [&](int64_t row) -> T& { return a.out.force[row]; });
+  coloured_add<T, kAtomic, 144>(a.entry, a.slots, s, K, a.out.tangent_scale,
+                                [&](int64_t p) -> T& { return a.out.values.at(p); });
 }
 
 template <class T>

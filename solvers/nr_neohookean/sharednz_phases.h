@@ -47,15 +47,6 @@ SharedNzArgs<T> sharednz_args(const SharedNzPlan& plan, const A64& slot_ptr, con
   return a;
 }
 
-// Read-only index loads (the texture path on the device).
-EB_HD int32_t load_index(const int32_t* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-
 // Thread tid's row of a packed array (entries begin + tid, + threads, ...), handed to `step` in
 // order. kAhead entries are loaded before any is used, so that as many independent index loads
 // are in flight per thread: with one block of 8 warps per SM (the shared memory and the element

@@ -113,6 +113,15 @@ template <class T>
 std::vector<T> slot_supplemental(const std::vector<int32_t>& slot_element, const std::vector<T>& supplemental,
                                  tet::SupplementalForm form);
 
+// Read-only index loads (the texture path on the device).
+EB_HD int32_t load_index(const int32_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 // The element routine of slot s, S(e) read from slot_supplemental's layout: the body that the
 // slot-based strategies (SharedNZ, coloured) share. Reports to `checks` when record >= 0.
 template <class T>
