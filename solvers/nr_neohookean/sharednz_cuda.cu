@@ -1,9 +1,10 @@
 // SharedNZ on CUDA (sharednz_plan.h): one kernel, one block per node partition, the element data
-// of the partition staged in dynamic shared memory. Three variants of the same code: `sharednz`
-// sizes the partitions to the device's opt-in maximum per block (227 KB on an H100, one such
-// block per SM), `sharednz-48k` to Fermi's 48 KB (the paper's GTX 480), so that the effect of the
-// larger shared memory is measured rather than assumed; `sharednz-block` is `sharednz` with
-// node-block reduction lists (Sec. 16.5), one source index per element and node pair.
+// of the partition staged in dynamic shared memory. Variants of the same code: `sharednz` sizes
+// the partitions to the device's opt-in maximum per block (227 KB on an H100, one such block per
+// SM), `sharednz-48k` to Fermi's 48 KB (the paper's GTX 480), so that the effect of the larger
+// shared memory is measured rather than assumed; `sharednz-block` is `sharednz` with node-block
+// reduction lists (Sec. 16.5), one source index per element and node pair; `sharednz-2sm` runs
+// two 128-thread blocks of half an SM's shared memory each per SM.
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -56,24 +57,46 @@ std::size_t block_budget(int device, std::size_t budget_bytes) {
   return budget_bytes ? std::min(budget_bytes, optin) : optin;
 }
 
+// The shared memory of each of two blocks on one SM (the SM's, less the 1 KB the hardware reserves
+// per block, halved); without a usable device the H100's 228 KB per SM.
+std::size_t half_sm_budget(int device) {
+  int per_sm = 0;
+  if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) != cudaSuccess) {
+    cudaGetLastError();
+    per_sm = 228 * 1024;
+  }
+  return std::size_t(per_sm) / 2 - 1024;
+}
+
+// The variants: shared memory per block (0: the opt-in maximum), lists, threads per block.
+struct Variant {
+  std::size_t budget = 0;
+  bool block_lists = false;
+  int threads = kSharedNzThreads;
+};
+
 template <class T>
-SharedNzPlan build_plan(const AssemblyProblem<T>& p, std::size_t budget, bool block_lists, const std::string& name) {
+SharedNzPlan build_plan(const AssemblyProblem<T>& p, const Variant& v, const std::string& name) {
   if (!p.connectivity || !p.supplemental || !p.map) throw InputError(name + ": incomplete assembly problem");
   const mesh::NodePartition partition = mesh::greedy_node_partition(
-      std::size_t(p.nodes), tets_of(*p.connectivity), sharednz_budget(budget, sizeof(T)));
-  return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition, block_lists);
+      std::size_t(p.nodes), tets_of(*p.connectivity), sharednz_budget(block_budget(p.device, v.budget), sizeof(T)));
+  return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition, v.block_lists, v.threads);
+}
+
+template <class T>
+std::size_t plan_estimate(const AssemblyProblem<T>& p, const Variant& v, const std::string& name) {
+  return build_plan(p, v, name).device_bytes(sizeof(T), tet::supplemental_size(p.form));
 }
 
 template <class T>
 class SharedNzCuda final : public AssemblyStrategy<T> {
  public:
-  // budget_bytes 0: the device's opt-in maximum of shared memory per block.
-  SharedNzCuda(const AssemblyProblem<T>& p, std::size_t budget_bytes, bool block_lists, std::string name)
+  SharedNzCuda(const AssemblyProblem<T>& p, const Variant& v, std::string name)
       : name_(std::move(name)), flops_per_element_(element_routine_flops()) {
     EB_CUDA_CHECK(cudaSetDevice(p.device));
     int optin = 0;
     EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device));
-    plan_ = build_plan(p, block_budget(p.device, budget_bytes), block_lists, name_);
+    plan_ = build_plan(p, v, name_);
     shared_bytes_ = plan_.shared_bytes(sizeof(T));
     // The attribute is the function's, shared by every instance: set to the device maximum so that
     // a variant with a smaller budget does not lower it under a larger one.
@@ -133,43 +156,61 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
   cuda::DeviceBuffer<T> supp_;
 };
 
+Variant plain() { return {}; }
+Variant block_lists() { return {0, true, kSharedNzThreads}; }
+Variant fermi() { return {kFermiSharedBytes, false, kSharedNzThreads}; }
+// Two 128-thread blocks per SM: the element routine's 255 registers allow 8 warps per SM either
+// way, but two blocks interleave their phases (one computing elements while the other reduces).
+Variant two_per_sm(int device) { return {half_sm_budget(device), false, kSharedNzThreads / 2}; }
+
 }  // namespace
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_sharednz(const AssemblyProblem<T>& p) {
-  return std::make_unique<SharedNzCuda<T>>(p, 0, false, "sharednz");
-}
-
-template <class T>
-std::unique_ptr<AssemblyStrategy<T>> make_sharednz_48k(const AssemblyProblem<T>& p) {
-  return std::make_unique<SharedNzCuda<T>>(p, kFermiSharedBytes, false, "sharednz-48k");
+  return std::make_unique<SharedNzCuda<T>>(p, plain(), "sharednz");
 }
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_sharednz_block(const AssemblyProblem<T>& p) {
-  return std::make_unique<SharedNzCuda<T>>(p, 0, true, "sharednz-block");
+  return std::make_unique<SharedNzCuda<T>>(p, block_lists(), "sharednz-block");
+}
+
+template <class T>
+std::unique_ptr<AssemblyStrategy<T>> make_sharednz_48k(const AssemblyProblem<T>& p) {
+  return std::make_unique<SharedNzCuda<T>>(p, fermi(), "sharednz-48k");
+}
+
+template <class T>
+std::unique_ptr<AssemblyStrategy<T>> make_sharednz_2sm(const AssemblyProblem<T>& p) {
+  return std::make_unique<SharedNzCuda<T>>(p, two_per_sm(p.device), "sharednz-2sm");
 }
 
 // The plan is built on the host to know its size exactly (the same work as the constructor's, a
 // few seconds on camile_hand).
 template <class T>
 std::size_t estimate_sharednz(const AssemblyProblem<T>& p) {
-  return build_plan(p, block_budget(p.device, 0), false, "sharednz")
-      .device_bytes(sizeof(T), tet::supplemental_size(p.form));
+  return plan_estimate(p, plain(), "sharednz");
 }
 
 template <class T>
 std::size_t estimate_sharednz_block(const AssemblyProblem<T>& p) {
-  return build_plan(p, block_budget(p.device, 0), true, "sharednz-block")
-      .device_bytes(sizeof(T), tet::supplemental_size(p.form));
+  return plan_estimate(p, block_lists(), "sharednz-block");
 }
 
 template <class T>
 std::size_t estimate_sharednz_48k(const AssemblyProblem<T>& p) {
-  return build_plan(p, block_budget(p.device, kFermiSharedBytes), false, "sharednz-48k")
-      .device_bytes(sizeof(T), tet::supplemental_size(p.form));
+  return plan_estimate(p, fermi(), "sharednz-48k");
 }
 
+template <class T>
+std::size_t estimate_sharednz_2sm(const AssemblyProblem<T>& p) {
+  return plan_estimate(p, two_per_sm(p.device), "sharednz-2sm");
+}
+
+template std::size_t estimate_sharednz_2sm(const AssemblyProblem<float>&);
+template std::size_t estimate_sharednz_2sm(const AssemblyProblem<double>&);
+template std::unique_ptr<AssemblyStrategy<float>> make_sharednz_2sm(const AssemblyProblem<float>&);
+template std::unique_ptr<AssemblyStrategy<double>> make_sharednz_2sm(const AssemblyProblem<double>&);
 template std::size_t estimate_sharednz(const AssemblyProblem<float>&);
 template std::size_t estimate_sharednz(const AssemblyProblem<double>&);
 template std::size_t estimate_sharednz_48k(const AssemblyProblem<float>&);

@@ -227,10 +227,14 @@ mesh::PartitionBudget sharednz_budget(std::size_t shared_bytes, std::size_t valu
 }
 
 SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn, const linalg::ElementValueMap& map,
-                                const mesh::NodePartition& partition, bool block_lists) {
+                                const mesh::NodePartition& partition, bool block_lists, int threads) {
   check_inputs(nodes, conn, map, partition);
+  if (threads < 32 || threads > kSharedNzThreads || threads % 32 != 0)
+    throw InputError("SharedNZ: " + std::to_string(threads) + " threads per block (a multiple of 32 up to " +
+                     std::to_string(kSharedNzThreads) + ")");
   const int64_t E = int64_t(conn.size() / 4);
   SharedNzPlan plan;
+  plan.threads = threads;
   plan.block_lists = block_lists;
   plan.rows = 3 * nodes;
   plan.value_count = map.value_count;

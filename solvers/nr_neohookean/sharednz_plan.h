@@ -33,7 +33,7 @@
 
 namespace eb::nr_neohookean {
 
-inline constexpr int kSharedNzThreads = 256;      // rows of the packed arrays = threads per block
+inline constexpr int kSharedNzThreads = 256;      // rows of the packed arrays = threads per block (at most)
 inline constexpr int kStagedValuesPerElement = 90;  // 12 force + 78 symmetric tangent
 inline constexpr std::size_t kFermiSharedBytes = 48 * 1024;
 
@@ -104,7 +104,7 @@ mesh::PartitionBudget sharednz_budget(std::size_t shared_bytes, std::size_t valu
 // entries together pass the 2^31 - 1 targets of the int32 reduction array.
 SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& connectivity,
                                 const linalg::ElementValueMap& map, const mesh::NodePartition& partition,
-                                bool block_lists = false);
+                                bool block_lists = false, int threads = kSharedNzThreads);
 
 // Per-slot supplemental data, slot-major by value (value q of slot s at q * slots + s) so that
 // a block's threads read it coalesced: the paper's "separate array ... ordered such that they can

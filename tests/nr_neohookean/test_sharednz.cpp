@@ -25,12 +25,13 @@ mesh::NodePartition partition_of(const test::StrategyCase<double>& c, std::size_
 }
 
 template <class T>
-SharedNzPlan plan_of(const test::StrategyCase<T>& c, std::size_t shared, bool block_lists = false) {
+SharedNzPlan plan_of(const test::StrategyCase<T>& c, std::size_t shared, bool block_lists = false,
+                     int threads = kSharedNzThreads) {
   std::vector<std::array<int32_t, 4>> tets(c.conn.size() / 4);
   for (std::size_t e = 0; e < tets.size(); ++e)
     for (std::size_t a = 0; a < 4; ++a) tets[e][a] = c.conn[4 * e + a];
   const auto p = mesh::greedy_node_partition(std::size_t(c.nodes), tets, sharednz_budget(shared, sizeof(T)));
-  return make_sharednz_plan(c.nodes, c.conn, c.map, p, block_lists);
+  return make_sharednz_plan(c.nodes, c.conn, c.map, p, block_lists, threads);
 }
 
 const char* lists_name(bool block_lists) { return block_lists ? " block lists" : " value lists"; }
@@ -121,6 +122,7 @@ void expect_reference_matches_cpu(const mesh::TetMesh& m, const std::vector<lina
     ASSERT_EQ(ref.checks.inverted, 0u);
     for (std::size_t shared : budgets)
       for (bool block_lists : {false, true}) {
+        if (block_lists && shared != kH100Shared) continue;  // sharednz-block's budget only
         const SharedNzPlan plan = plan_of(*c, shared, block_lists);
         test::expect_close(ref, run_reference(*c, plan), test::addressed(c->map), test::tolerance<T>(),
                            c->label + " shared " + std::to_string(shared) + " blocks " + std::to_string(plan.blocks()) +
@@ -141,6 +143,13 @@ TEST(SharedNzPlan, HostReferenceEqualsCpuAssemblyOnSpheres) {
   }
   expect_reference_matches_cpu<double>(mesh::make_sphere_tet(2), {linalg::Format::Ell}, {kH100Shared},
                                        tet::SupplementalForm::Qr6);
+  // sharednz-2sm's plans: 128 rows (threads) per block.
+  const auto c = make_case<float>(mesh::make_sphere_tet(2), linalg::Format::Dcsr, 12);
+  const SharedNzPlan half = plan_of(*c, 113 * 1024, false, 128);
+  EXPECT_EQ(half.threads, 128);
+  test::expect_close(test::cpu_reference(*c), run_reference(*c, half), test::addressed(c->map), test::tolerance<float>(),
+                     "128 threads");
+  EXPECT_THROW(plan_of(*c, 113 * 1024, false, 100), InputError);
 }
 
 TEST(SharedNzPlan, HostReferenceEqualsCpuAssemblyOnTheHand) {

@@ -1,4 +1,4 @@
-// The device strategies of nr-gpu (sharednz, sharednz-block, sharednz-48k, coloured, atomic) against the CPU assembly of
+// The device strategies of nr-gpu (sharednz and its -block, -2sm, -48k variants, coloured, atomic) against the CPU assembly of
 // the same pattern, on seeded deformed states of the spheres and the hand, every value format,
 // fp32 and fp64; repeated runs bit for bit (the deterministic ones); an inverted element reported once. Label gpu; skipped
 // without a device.
@@ -13,7 +13,8 @@ namespace {
 using test::make_case;
 
 const std::vector<std::string>& device_strategies() {
-  static const std::vector<std::string> s{"sharednz", "sharednz-block", "sharednz-48k", "coloured", "atomic"};
+  static const std::vector<std::string> s{"sharednz", "sharednz-block", "sharednz-2sm", "sharednz-48k", "coloured",
+                                          "atomic"};
   return s;
 }
 
