@@ -101,6 +101,10 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
     // The attribute is the function's, shared by every instance: set to the device maximum so that
     // a variant with a smaller budget does not lower it under a larger one.
     EB_CUDA_CHECK(cudaFuncSetAttribute(kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    // All of the unified L1/shared storage as shared memory, so that two half-SM blocks
+    // (sharednz-2sm) fit one SM rather than the driver picking a carveout that holds one.
+    EB_CUDA_CHECK(cudaFuncSetAttribute(kernel(), cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       int(cudaSharedmemCarveoutMaxShared)));
     slot_ptr_.upload(plan_.slot_ptr);
     slot_record_.upload(plan_.slot_record);
     supp_.upload(slot_supplemental(plan_.slot_element, *p.supplemental, p.form));
