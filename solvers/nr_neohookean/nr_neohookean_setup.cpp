@@ -27,6 +27,8 @@ void validate_nr_options(const NrOptions& o) {
   if (!(o.nr_relative_tolerance >= 0 && o.nr_relative_tolerance < 1))
     throw InputError("scenario key 'nr-neohookean.nr_relative_tolerance' must lie in [0, 1)");
   if (o.nr_max_iterations < 1) throw InputError("scenario key 'nr-neohookean.nr_max_iterations' must be >= 1");
+  if (o.nr_min_iterations < 0 || o.nr_min_iterations > o.nr_max_iterations)
+    throw InputError("scenario key 'nr-neohookean.nr_min_iterations' must lie in [0, nr_max_iterations]");
   if (!(o.cg_tolerance > 0 && o.cg_tolerance < 1))
     throw InputError("scenario key 'nr-neohookean.cg_tolerance' must lie in (0, 1)");
   if (o.cg_max_iterations < 1) throw InputError("scenario key 'nr-neohookean.cg_max_iterations' must be >= 1");
@@ -59,7 +61,8 @@ nlohmann::json NrSetup::describe() const {
   j["nonzeros"] = pattern.nnz();
   j["newton"] = {{"tolerance", nr_tolerance},
                  {"relative_tolerance", options.nr_relative_tolerance},
-                 {"max_iterations", options.nr_max_iterations}};
+                 {"max_iterations", options.nr_max_iterations},
+                 {"min_iterations", options.nr_min_iterations}};
   j["cg"] = {{"tolerance", options.cg_tolerance},
              {"max_iterations", options.cg_max_iterations},
              {"preconditioner", "jacobi"}};

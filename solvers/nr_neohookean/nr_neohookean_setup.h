@@ -36,6 +36,11 @@ struct NrOptions {
   double nr_tolerance = 0.0;
   double nr_relative_tolerance = 0.0;
   int nr_max_iterations = 30;
+  // Newton iterations taken before the tolerance is tested. 0 (the paper's test before any
+  // update): a body at rest whose first residual, dt/2 |f_ext|, is already below an absolute
+  // tolerance keeps the predictor phi^k + dt v and never starts to move; 1 makes every step
+  // respond to its loads (the cecka scenarios set it), at one solve per step at rest.
+  int nr_min_iterations = 0;
   double cg_tolerance = 1e-6;  // relative (the paper's 1e-6)
   int cg_max_iterations = 10000;
   // A Newton step that inverts an element (det F <= 0, where the energy is undefined) is halved
@@ -49,6 +54,7 @@ template <class V> void visit(V& v, NrOptions& o) {
   v("nr_tolerance", o.nr_tolerance);
   v("nr_relative_tolerance", o.nr_relative_tolerance);
   v("nr_max_iterations", o.nr_max_iterations);
+  v("nr_min_iterations", o.nr_min_iterations);
   v("cg_tolerance", o.cg_tolerance);
   v("cg_max_iterations", o.cg_max_iterations);
   v("max_step_halvings", o.max_step_halvings);

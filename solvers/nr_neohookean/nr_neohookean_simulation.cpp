@@ -178,6 +178,7 @@ class NrSim final : public NrSimulation {
   template <class Residual, class Assemble, class Converged>
   void newton(StepRecord& rec, ElementChecks& checks, Residual residual, Assemble assemble, Converged converged,
               int max_iterations) {
+    const int min_iterations = setup_.options.nr_min_iterations;
     if (checks.inverted > 0 || checks.first_nonfinite >= 0) {
       rec.failure = checks.inverted > 0 ? "inverted element " + std::to_string(checks.first_inverted) + " at the start"
                                         : "non-finite element " + std::to_string(checks.first_nonfinite);
@@ -193,7 +194,7 @@ class NrSim final : public NrSimulation {
         rec.failure = "non-finite residual";
         return;
       }
-      if (converged(r, r0)) {
+      if ((it >= min_iterations || r == 0.0) && converged(r, r0)) {
         rec.converged = true;
         return;
       }
