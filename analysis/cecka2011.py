@@ -43,6 +43,11 @@ def as_float(s):
         return None
 
 
+def validity(r):
+    """The row's validity column ("valid" or "invalid: ..."); results before it was renamed: status."""
+    return r.get("validity", r.get("status", ""))
+
+
 def table_md(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -118,10 +123,10 @@ def build(results_dir, figures_dir):
     if s is None:
         md += [NOT_RUN, ""]
     else:
-        md += [table_md(["configuration", "stage", "ms/step", "share", "speed-up vs all-CPU", "status"],
+        md += [table_md(["configuration", "stage", "ms/step", "share", "speed-up vs all-CPU", "validity"],
                         [[r["configuration"], r["stage"], r["ms_per_step"], r["share"], r["speedup_vs_all_cpu"],
-                          r["status"]] for r in s]), ""]
-        valid = [r for r in s if r["status"] == "valid"]
+                          validity(r)] for r in s]), ""]
+        valid = [r for r in s if validity(r) == "valid"]
         if valid:
             md += ["![stages](%s)" % os.path.basename(fig_stages(valid, figures_dir)), ""]
     a = read_csv(os.path.join(results_dir, "assembly.csv"))
@@ -138,9 +143,9 @@ def build(results_dir, figures_dir):
     rt = read_csv(os.path.join(results_dir, "realtime.csv"))
     md += ["### Real-time hand", ""]
     md += [NOT_RUN, ""] if rt is None else [
-        table_md(["strategy", "backend", "steps/s", "NR min/mean/max", "CG/step", "status"],
+        table_md(["strategy", "backend", "steps/s", "NR min/mean/max", "CG/step", "validity"],
                  [[r["strategy"], r["backend"], r["steps_per_s"],
-                   "%s/%s/%s" % (r["newton_min"], r["newton_mean"], r["newton_max"]), r["cg_per_step"], r["status"]]
+                   "%s/%s/%s" % (r["newton_min"], r["newton_mean"], r["newton_max"]), r["cg_per_step"], validity(r)]
                   for r in rt]), ""]
     c = read_csv(os.path.join(results_dir, "comparison.csv"))
     md += ["### Published | ours | ratio | verdict", ""]

@@ -192,8 +192,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-StepStats run_steps(const ExperimentContext& ctx, const Scenario& sc, Backend b, Precision p, int threads, int warmup,
-                    int timed) {
+StepStats run_steps(const ExperimentContext& ctx, const std::string& label, const Scenario& sc, Backend b, Precision p,
+                    int threads, int warmup, int timed) {
   StepStats st;
   RunOptions o = run_options(b, p, threads);
   o.data_dir = ctx.data_dir;
@@ -243,6 +243,19 @@ StepStats run_steps(const ExperimentContext& ctx, const Scenario& sc, Backend b,
   st.cg_per_step = cg / double(timed);
   st.spmv_ms = sim->time_spmv_ms(ctx.quick ? 5 : 11);
   st.cg_name = sim->cg_name();
+  // The run's record (analysis/run_validity.py reads runs/*/run.json): validity of the timed steps.
+  const fs::path dir = ctx.out_dir / "runs" / label;
+  fs::create_directories(dir);
+  write_json_atomic(dir / "run.json", {{"valid", st.valid},
+                                       {"invalid_reason", st.reason},
+                                       {"scenario", sc.name},
+                                       {"variant", sc.solver.variant},
+                                       {"backend", to_string(b)},
+                                       {"precision", to_string(p)},
+                                       {"threads", threads},
+                                       {"warmup_steps", warmup},
+                                       {"timed_steps", timed},
+                                       {"details", sim->details()}});
   return st;
 }
 
@@ -262,12 +275,12 @@ void stages(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohma
     configs.push_back({"all-gpu", "globalnz", "dhyb", Backend::Cuda, 1, "NR_GPU, AssemblyGlobalNZ, DHYB_Matrix, DCG_GPU"});
   }
   CsvTable t({"configuration", "paper_configuration", "precision", "nodes", "elements", "nonzeros", "stage", "ms_per_step",
-              "share", "step_ms", "newton_per_step", "cg_per_step", "speedup_vs_all_cpu", "status"});
+              "share", "step_ms", "newton_per_step", "cg_per_step", "speedup_vs_all_cpu", "validity"});
   double cpu_step = 0;
   const int warmup = 1, timed = 3;
   for (const Config& c : configs) {
     const Scenario sc = stage_scenario(ctx, c.variant, c.format, false);
-    const StepStats st = run_steps(ctx, sc, c.backend, Precision::Fp32, c.threads, warmup, timed);
+    const StepStats st = run_steps(ctx, "stages_" + c.name, sc, c.backend, Precision::Fp32, c.threads, warmup, timed);
     if (c.name == "all-cpu" && st.valid) cpu_step = st.step_ms;
     // SpMV: the CG's products timed alone x the CG iterations (+1 per solve); the rest of CG.
     std::map<std::string, double> shown = st.stage_ms;
@@ -353,7 +366,7 @@ void assembly(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nloh
 
 void realtime(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohmann::json& claims) {
   CsvTable t({"strategy", "backend", "precision", "nodes", "elements", "step_ms", "steps_per_s", "newton_min",
-              "newton_mean", "newton_max", "cg_per_step", "status"});
+              "newton_mean", "newton_max", "cg_per_step", "validity"});
   std::vector<std::pair<std::string, Backend>> runs;
   if (gpu)
     for (const std::string& s : strategies(true))
@@ -362,7 +375,8 @@ void realtime(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nloh
   const int timed = ctx.quick ? 3 : 20;
   for (const auto& [name, b] : runs) {
     const Scenario sc = stage_scenario(ctx, name, b == Backend::Cuda ? "dhyb" : "dcsr", true);
-    const StepStats st = run_steps(ctx, sc, b, Precision::Fp32, b == Backend::Cpu ? ctx.max_threads : 1, 2, timed);
+    const StepStats st = run_steps(ctx, "realtime_" + name + "_" + to_string(b), sc, b, Precision::Fp32,
+                                   b == Backend::Cpu ? ctx.max_threads : 1, 2, timed);
     t.add_row({name, to_string(b), "fp32", std::to_string(st.nodes), std::to_string(st.elements),
                st.valid ? num(st.step_ms) : st.reason, st.valid ? num(1000.0 / st.step_ms) : "",
                std::to_string(st.newton_min), num(st.newton_mean), std::to_string(st.newton_max), num(st.cg_per_step),
