@@ -56,7 +56,19 @@ void NrSimulation::record_failure(const StepRecord& r) {
   if (counts_.first_solver_failure_step < 0) counts_.first_solver_failure_step = r.step;
 }
 
-WorkCounts NrSimulation::work_per_step() const { return {}; }
+WorkCounts NrSimulation::work_per_step() const {
+  WorkCounts w;
+  if (steps_total_ == 0) return w;
+  const double steps = double(steps_total_), n = double(3 * setup_.num_nodes), t = double(value_bytes());
+  const double assemblies = double(assemblies_) / steps, cg = double(cg_iterations_total_) / steps;
+  const double newton = double(newton_total_) / steps;
+  const AssemblyWork a = assembly_work();
+  const double nnz = double(setup_.pattern.nnz());
+  w.flops = assemblies * a.flops + cg * (2 * nnz + 13 * n) + newton * 10 * n;
+  w.bytes = assemblies * a.bytes + cg * (spmv_bytes() + 13 * n * t) + newton * 8 * n * t;
+  w.bytes_convention = BytesConvention::Compulsory;
+  return w;
+}
 
 nlohmann::json NrSimulation::details() const {
   nlohmann::json j = setup_.describe();
@@ -98,6 +110,8 @@ class NrSim final : public NrSimulation {
     engine_->upload(Vec::PhiK, X);
     engine_->upload(Vec::Phi, X);
     engine_->upload(Vec::P, std::vector<double>(3 * N, 0.0));
+    const linalg::AnyMatrix<T> m = linalg::make_format(linalg::cast_values<T>(setup_.pattern), setup_.format);
+    spmv_bytes_ = double(linalg::storage_bytes(m)) + 2.0 * double(3 * N) * sizeof(T);
   }
 
   void advance(int steps) override {
@@ -164,6 +178,9 @@ class NrSim final : public NrSimulation {
 
   double time_spmv_ms(int repeats) override { return engine_->time_spmv_ms(repeats); }
   std::string cg_name() const override { return engine_->describe_cg(); }
+  AssemblyWork assembly_work() const override { return engine_->strategy().work(); }
+  double spmv_bytes() const override { return spmv_bytes_; }
+  std::size_t value_bytes() const override { return sizeof(T); }
   std::size_t device_bytes() const override { return engine_->device_bytes(); }
 
  private:
@@ -326,6 +343,7 @@ class NrSim final : public NrSimulation {
   }
 
   int threads_;
+  double spmv_bytes_ = 0;  // the format's arrays, x and y once
   std::unique_ptr<EngineInput<T>> in_;
   std::unique_ptr<NrEngine<T>> engine_;
 };

@@ -37,6 +37,9 @@ class NrSimulation : public MeshSimulation {
   void copy_state_to_host(std::vector<double>& u, std::vector<double>& v) override = 0;
   SolverStats solver_stats() const override { return stats_; }
   ValidityCounts validity() const override { return counts_; }
+  // Mean work of the steps so far, compulsory bytes: per assembly the strategy's work(), per CG
+  // iteration one product (the format's arrays, x and y once) and 13 vector passes (as
+  // solvers/linalg/PERF_NOTES.md counts them), per Newton iteration ~8 vector passes.
   WorkCounts work_per_step() const override;
   nlohmann::json details() const override;
   std::size_t device_bytes() const override;
@@ -52,6 +55,10 @@ class NrSimulation : public MeshSimulation {
   virtual void set_state(const std::vector<double>& u, const std::vector<double>& v) = 0;
   // The CG configuration that ran ("DCG_CPU (dcsr (host))", ...).
   virtual std::string cg_name() const = 0;
+  // One assembly's work (the strategy's AssemblyWork) and the bytes of one product.
+  virtual AssemblyWork assembly_work() const = 0;
+  virtual double spmv_bytes() const = 0;
+  virtual std::size_t value_bytes() const = 0;
 
  protected:
   // The external force at time t (curves at t) or at `static_factor` of the full loads (>= 0).
