@@ -101,21 +101,13 @@ EB_HD TetStatus neo_hookean_element_force(const Tet4Reference<T>& ref, const T x
   return st;
 }
 
-// Element tangent stiffness K = df/dx (12 x 12, symmetric: dP/dF has the major symmetry of a
-// hyperelastic law). Zero unless kOk.
+// K_ai,bj = V dP_iK/dF_jL g_a,K g_b,L from the kinematics of a kOk element.
 template <class T>
-EB_HD TetStatus neo_hookean_element_tangent(const Tet4Reference<T>& ref, const T x[4][3], Lame<T> m, T K[144]) {
-  T F[9];
-  tet4_deformation_gradient(x, ref.Dm_inv, F);
-  NeoHookeanKinematics<T> k;
-  const TetStatus st = neo_hookean_kinematics(F, k);
-  if (st != TetStatus::kOk) {
-    for (int r = 0; r < 144; ++r) K[r] = T(0);
-    return st;
-  }
+EB_HD void neo_hookean_tangent_from_kinematics(const NeoHookeanKinematics<T>& k, Lame<T> m, const T Dm_inv[9],
+                                               T volume, T K[144]) {
   T A[81], G[4][3];
   neo_hookean_dpdf(k, m, A);
-  tet4_shape_gradients(ref.Dm_inv, G);
+  tet4_shape_gradients(Dm_inv, G);
   // AG[a][i][(j,L)] = sum_K A_iK,jL g_a,K, then K_ai,bj = V sum_L AG[a][i][(j,L)] g_b,L.
   for (int a = 0; a < 4; ++a)
     for (int i = 0; i < 3; ++i) {
@@ -125,9 +117,40 @@ EB_HD TetStatus neo_hookean_element_tangent(const Tet4Reference<T>& ref, const T
       for (int b = 0; b < 4; ++b)
         for (int j = 0; j < 3; ++j)
           K[(3 * a + i) * 12 + 3 * b + j] =
-              ref.volume * (AG[3 * j] * G[b][0] + AG[3 * j + 1] * G[b][1] + AG[3 * j + 2] * G[b][2]);
+              volume * (AG[3 * j] * G[b][0] + AG[3 * j + 1] * G[b][1] + AG[3 * j + 2] * G[b][2]);
     }
+}
+
+// The element routine of the Newton iteration (Cecka's elem(e), one thread per element on the
+// GPU): force f (12) and tangent K (144) from one F, and det F in *det_f (for the validity
+// counts). Every assembly strategy, host or device, calls this one function. Zero f and K unless
+// kOk.
+template <class T>
+EB_HD TetStatus neo_hookean_element_force_tangent(const Tet4Reference<T>& ref, const T x[4][3], Lame<T> m, T f[12],
+                                                  T K[144], T* det_f) {
+  T F[9];
+  tet4_deformation_gradient(x, ref.Dm_inv, F);
+  NeoHookeanKinematics<T> k;
+  const TetStatus st = neo_hookean_kinematics(F, k);
+  *det_f = k.J;
+  if (st != TetStatus::kOk) {
+    for (int r = 0; r < 12; ++r) f[r] = T(0);
+    for (int r = 0; r < 144; ++r) K[r] = T(0);
+    return st;
+  }
+  T P[9];
+  neo_hookean_pk1(k, m, P);
+  tet4_stress_to_forces(P, ref.Dm_inv, ref.volume, f);
+  neo_hookean_tangent_from_kinematics(k, m, ref.Dm_inv, ref.volume, K);
   return st;
+}
+
+// Element tangent stiffness K = df/dx alone (12 x 12, symmetric: dP/dF has the major symmetry of
+// a hyperelastic law). Zero unless kOk.
+template <class T>
+EB_HD TetStatus neo_hookean_element_tangent(const Tet4Reference<T>& ref, const T x[4][3], Lame<T> m, T K[144]) {
+  T f[12], det_f;
+  return neo_hookean_element_force_tangent(ref, x, m, f, K, &det_f);
 }
 
 }  // namespace eb::tet

@@ -16,6 +16,7 @@
 
 #include "solvers/common/cuda_utils.cuh"
 #include "solvers/linalg/bcsr_slices.h"
+#include "solvers/linalg/element_value_map.h"
 #include "solvers/linalg/linear_operator.h"
 
 namespace eb::linalg {
@@ -29,6 +30,10 @@ struct DeviceCoo {
   Offset nnz = 0;
   cuda::DeviceBuffer<Index> row, col;
   cuda::DeviceBuffer<T> val;
+  // Scratch of the deterministic product (spmv_cuda.cu): per chunk of 32 entries, its first and
+  // last segment's row and partial sum (row -1: the chunk has one segment).
+  cuda::DeviceBuffer<Index> carry_row;
+  cuda::DeviceBuffer<T> carry_val;
 };
 
 template <class T>
@@ -116,19 +121,61 @@ template <class T> Index rows_of(const DeviceEll<T>& m) { return m.rows; }
 template <class T> Index rows_of(const DeviceHyb<T>& m) { return m.ell.rows; }
 template <class D> Index rows_of(const DeviceDiagonalFirst<D>& m) { return rows_of(m.off); }
 
-// A device mirror as an operator; the diagonal is taken from the host matrix at construction.
+// d[i] = v.at(pos[i]) (0 where pos[i] < 0), enqueued on the stream: the diagonal of a matrix read
+// from its current values.
+template <class T>
+void gather_values(ValueSegments<T> v, const int64_t* pos, Index n, T* d, cudaStream_t stream);
+
+// The value arrays of a device mirror (value_segments.h order; BCSR: none, it is addressed per block).
+template <class T>
+void append_segments(DeviceCoo<T>& m, ValueSegments<T>& s) { s.push(m.val.data(), m.nnz); }
+template <class T>
+void append_segments(DeviceCsr<T>& m, ValueSegments<T>& s) { s.push(m.val.data(), m.nnz); }
+template <class T>
+void append_segments(DeviceEll<T>& m, ValueSegments<T>& s) { s.push(m.val.data(), int64_t(m.width) * m.rows); }
+template <class T>
+void append_segments(DeviceHyb<T>& m, ValueSegments<T>& s) {
+  append_segments(m.ell, s);
+  append_segments(m.coo, s);
+}
+template <class D>
+void append_segments(DeviceDiagonalFirst<D>& m, ValueSegments<typename D::value_type>& s) {
+  s.push(m.diag.data(), rows_of(m.off));
+  append_segments(m.off, s);
+}
+template <class T>
+void append_segments(DeviceBcsr<T>&, ValueSegments<T>&) {}
+
+template <class D>
+struct IsDiagonalFirst : std::false_type {};
+template <class D>
+struct IsDiagonalFirst<DeviceDiagonalFirst<D>> : std::true_type {};
+
+// A device mirror as an operator. Its diagonal is read from the mirror's current values (the
+// diagonal array of a D-format; elsewhere a gather through diag_positions, the flat positions of
+// the diagonal entries in the layout on the device), so an assembly that refills the values in
+// place (values()) needs no other call for the Jacobi preconditioner to see them.
 template <class D>
 class DeviceMatrixOperator final : public LinearOperator<typename D::value_type> {
  public:
   using T = typename D::value_type;
-  DeviceMatrixOperator(D m, const std::vector<T>& diag, std::string name) : matrix_(std::move(m)), name_(std::move(name)) {
-    diag_.upload(diag);
+  DeviceMatrixOperator(D m, const std::vector<int64_t>& diag_positions, std::string name)
+      : matrix_(std::move(m)), name_(std::move(name)) {
+    if constexpr (!IsDiagonalFirst<D>::value) diag_pos_.upload(diag_positions);
   }
   Index rows() const override { return rows_of(matrix_); }
   Location location() const override { return Location::Device; }
   void apply(const T* x, T* y, StreamHandle stream) const override { spmv(matrix_, x, y, cuda_stream(stream)); }
   void diagonal(T* d, StreamHandle stream) const override {
-    EB_CUDA_CHECK(cudaMemcpyAsync(d, diag_.data(), diag_.bytes(), cudaMemcpyDeviceToDevice, cuda_stream(stream)));
+    if constexpr (IsDiagonalFirst<D>::value) {
+      EB_CUDA_CHECK(cudaMemcpyAsync(d, matrix_.diag.data(), matrix_.diag.bytes(), cudaMemcpyDeviceToDevice,
+                                    cuda_stream(stream)));
+    } else {
+      ValueSegments<T> v;
+      append_segments(const_cast<D&>(matrix_), v);  // read only: the gather does not write values
+      if constexpr (std::is_same_v<D, DeviceBcsr<T>>) v.push(const_cast<T*>(matrix_.val.data()), int64_t(matrix_.val.size()));
+      gather_values(v, diag_pos_.data(), rows(), d, cuda_stream(stream));
+    }
   }
   std::string name() const override { return name_; }
   std::size_t fused_dot_blocks() const override {
@@ -149,22 +196,49 @@ class DeviceMatrixOperator final : public LinearOperator<typename D::value_type>
     else
       return {};
   }
+  ValueSegments<T> values() override {
+    ValueSegments<T> v;
+    append_segments(matrix_, v);
+    return v;
+  }
   const D& matrix() const { return matrix_; }
 
  private:
   D matrix_;
-  cuda::DeviceBuffer<T> diag_;
+  cuda::DeviceBuffer<int64_t> diag_pos_;
   std::string name_;
 };
 
-// The device operator of a host format (its diagonal through the CPU diagonal()).
+// Flat positions of the diagonal entries of the sliced BCSR layout (val, step k, component c, lane
+// l at k * 288 + c * 32 + l); -1 where a block row has no diagonal block.
+template <class T>
+std::vector<int64_t> sliced_diagonal_positions(const SlicedBcsr<T>& s) {
+  std::vector<int64_t> pos(3 * size_t(s.block_rows), -1);
+  for (Index sl = 0; sl < s.slices(); ++sl)
+    for (int l = 0; l < 32; ++l) {
+      const Index br = s.perm[size_t(sl) * 32 + size_t(l)];
+      if (br < 0) continue;
+      for (Offset k = s.slice_ptr[size_t(sl)]; k < s.slice_ptr[size_t(sl) + 1]; ++k)
+        if (s.col[size_t(k) * 32 + size_t(l)] == br)
+          for (int i = 0; i < 3; ++i) pos[3 * size_t(br) + size_t(i)] = k * 288 + (4 * i) * 32 + l;
+    }
+  return pos;
+}
+
+// The device operator of a host format (BCSR: in the default sliced layout).
 template <class M>
 auto make_device_operator(const M& host, std::string name) {
   using T = typename M::value_type;
-  std::vector<T> d(size_t(rows_of(host)));
-  diagonal(host, d.data());
-  auto dev = upload(host);
-  return std::make_unique<DeviceMatrixOperator<decltype(dev)>>(std::move(dev), d, std::move(name));
+  if constexpr (std::is_same_v<M, BcsrMatrix<T>>) {
+    const SlicedBcsr<T> s = make_sliced_bcsr(host);
+    auto dev = upload(s);
+    return std::make_unique<DeviceMatrixOperator<decltype(dev)>>(std::move(dev), sliced_diagonal_positions(s),
+                                                                 std::move(name));
+  } else {
+    auto dev = upload(host);
+    return std::make_unique<DeviceMatrixOperator<decltype(dev)>>(std::move(dev),
+                                                                 diagonal_positions(AnyMatrix<T>(host)), std::move(name));
+  }
 }
 
 }  // namespace eb::linalg

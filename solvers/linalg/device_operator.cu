@@ -15,11 +15,11 @@ std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMa
 }
 
 template <class T>
-std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>& s, std::vector<T> diag) {
+std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>& s) {
   if (cuda_device_count() == 0) throw RuntimeFailure("device sliced BCSR operator: " + cuda_device_info(0).reason);
   DeviceBcsr<T> d = upload(s);
   const std::string name = "sliced bcsr (device, " + std::to_string(d.warps_per_slice) + " warps per slice)";
-  return std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(std::move(d), diag, name);
+  return std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(std::move(d), sliced_diagonal_positions(s), name);
 }
 
 template <class T>

@@ -24,7 +24,7 @@ std::vector<T> device_apply_from_host(const LinearOperator<T>&, const std::vecto
   no_cuda("device operator");
 }
 template <class T>
-std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>&, std::vector<T>) {
+std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>&) {
   no_cuda("device sliced BCSR operator");
 }
 template <class T>

@@ -37,7 +37,7 @@ std::unique_ptr<LinearOperator<T>> make_sliced_bcsr_operator(const SlicedBcsr<T>
   const BcsrMatrix<T> b = to_bcsr(s);
   std::vector<T> d(3 * size_t(b.block_rows));
   diagonal(b, d.data());
-  if (where == Location::Device) return detail::make_device_sliced_operator(s, std::move(d));
+  if (where == Location::Device) return detail::make_device_sliced_operator(s);
   const Index n = 3 * b.block_rows;
   return std::make_unique<HostFunctionOperator<T>>(
       n, [s](const T* x, T* y) { spmv(s, x, y); }, std::move(d),

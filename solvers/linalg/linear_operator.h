@@ -17,7 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "solvers/linalg/format_segments.h"
 #include "solvers/linalg/spmv_cpu.h"
+#include "solvers/linalg/value_segments.h"
 
 namespace eb::linalg {
 
@@ -71,6 +73,10 @@ class LinearOperator {
     std::size_t bytes = 0;
   };
   virtual Storage hot_storage() const { return {}; }
+  // A matrix operator's value arrays where location() says (value_segments.h), for an assembly
+  // that refills them in place (the pattern is fixed): apply() and diagonal() then read the new
+  // values, with no other call. Empty: the operator's values cannot be written this way.
+  virtual ValueSegments<T> values() { return {}; }
 };
 
 // A host format as an operator; it owns the matrix.
@@ -84,6 +90,7 @@ class HostMatrixOperator final : public LinearOperator<typename M::value_type> {
   void apply(const T* x, T* y, StreamHandle) const override { spmv(matrix_, x, y); }
   void diagonal(T* d, StreamHandle) const override { linalg::diagonal(matrix_, d); }
   std::string name() const override { return name_; }
+  ValueSegments<T> values() override { return host_value_segments(matrix_); }
   const M& matrix() const { return matrix_; }
 
  private:
@@ -136,13 +143,13 @@ std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMa
 template <class T>
 std::vector<T> device_apply_from_host(const LinearOperator<T>& A, const std::vector<T>& x, bool diagonal_only);
 template <class T>
-std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>& s, std::vector<T> diag);
+std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>& s);
 }  // namespace detail
 
 // The explicit instantiations of those entry points, for both of their definitions.
 #define EB_LINALG_DEVICE_OPERATOR_INSTANTIATIONS(T)                                                          \
   template std::unique_ptr<LinearOperator<T>> make_device_matrix_operator(const AssembledMatrix<T>&, Format); \
   template std::vector<T> device_apply_from_host(const LinearOperator<T>&, const std::vector<T>&, bool);  \
-  template std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>&, std::vector<T>);
+  template std::unique_ptr<LinearOperator<T>> make_device_sliced_operator(const SlicedBcsr<T>&);
 
 }  // namespace eb::linalg

@@ -1,7 +1,11 @@
 // CUDA SpMV per format. The per-row arithmetic is spmv_rows.h's, shared with the OpenMP oracle;
 // what differs is the mapping of rows to threads:
-//   COO   one entry per thread; each warp sums its 32 products by row with a segmented suffix sum
-//         (rows are sorted, so equal neighbours are one segment) and adds one atomic per segment.
+//   COO   one entry per thread; each warp sums its chunk of 32 products by row with a segmented
+//         suffix sum (rows are sorted, so equal neighbours are one segment). A row inside the chunk
+//         is added to y by its warp; the chunk's first and last segments, which a row may share
+//         with neighbouring chunks, go to a carry array, and a second kernel adds each such row's
+//         pieces in chunk order (one thread per row start): no atomics, so two products give the
+//         same bits (deterministic, like every other format).
 //   CSR   threads_per_row threads per row (CSR-vector with a sub-warp), shuffle reduction.
 //   ELL   one thread per row over the column-major slots (coalesced).
 //   BCSR  one warp per slice of 32 block rows, one block row per lane (bcsr_slices.h): every
@@ -35,7 +39,8 @@ __global__ void __launch_bounds__(kThreads) k_init_rows(Index n, const T* __rest
 template <class T>
 __global__ void __launch_bounds__(kThreads) k_coo_accumulate(Offset nnz, const Index* __restrict__ row,
                                                              const Index* __restrict__ col, const T* __restrict__ val,
-                                                             const T* __restrict__ x, T* __restrict__ y) {
+                                                             const T* __restrict__ x, T* __restrict__ y,
+                                                             Index* __restrict__ carry_row, T* __restrict__ carry_val) {
   const unsigned lane = threadIdx.x & 31u;
   const Offset stride = Offset(gridDim.x) * blockDim.x;
   // Whole warps step together (the loop bound is warp-uniform), so that every lane joins the shuffles.
@@ -51,8 +56,52 @@ __global__ void __launch_bounds__(kThreads) k_coo_accumulate(Offset nnz, const I
       if (lane + off < 32 && ro == r) v += vo;
     }
     const Index rp = __shfl_up_sync(0xffffffffu, r, 1);
-    if (valid && (lane == 0 || rp != r)) atomicAdd(y + r, v);
+    const bool head = valid && (lane == 0 || rp != r);
+    // The lane where the chunk's last segment starts (the highest head lane).
+    const unsigned heads = __ballot_sync(0xffffffffu, head);
+    const unsigned last_head = 31u - unsigned(__clz(heads));
+    const Offset chunk = base >> 5;
+    if (head) {
+      if (lane == 0) {
+        carry_row[2 * chunk] = r;
+        carry_val[2 * chunk] = v;
+      } else if (lane == last_head) {
+        carry_row[2 * chunk + 1] = r;
+        carry_val[2 * chunk + 1] = v;
+      } else {
+        y[r] += v;  // the whole row lies in this chunk: no other thread touches y[r]
+      }
+    }
+    if (lane == 0 && last_head == 0) carry_row[2 * chunk + 1] = -1;  // one segment only
   }
+}
+
+// One thread per chunk: adds, in chunk order, the pieces of the rows that start in this chunk's
+// first segment (when no earlier chunk holds the same row) or in its last segment.
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_coo_carry(Offset chunks, const Index* __restrict__ row,
+                                                        const Index* __restrict__ carry_row,
+                                                        const T* __restrict__ carry_val, T* __restrict__ y) {
+  const Offset c = Offset(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= chunks) return;
+  auto gather = [&](Index r, T sum, Offset next) {
+    // Following chunks whose first segment continues row r; stop after one with a second segment.
+    for (Offset n = next; n < chunks && carry_row[2 * n] == r; ++n) {
+      sum += carry_val[2 * n];
+      if (carry_row[2 * n + 1] >= 0) break;
+    }
+    y[r] += sum;
+  };
+  const Index first = carry_row[2 * c];
+  const Index last = carry_row[2 * c + 1];
+  const bool starts_here = c == 0 || row[32 * c - 1] != first;
+  if (starts_here) {
+    if (last >= 0)
+      y[first] += carry_val[2 * c];
+    else
+      gather(first, carry_val[2 * c], c + 1);
+  }
+  if (last >= 0) gather(last, carry_val[2 * c + 1], c + 1);
 }
 
 template <class T, int G>
@@ -160,7 +209,13 @@ void launch_coo_accumulate(const DeviceCoo<T>& a, const T* x, T* y, cudaStream_t
   if (a.nnz == 0) return;
   // Enough warps to fill the device a few times over; each walks the entries with a grid stride.
   const unsigned blocks = std::min<unsigned>(cuda::blocks_for(a.nnz, kThreads), 65535u);
-  k_coo_accumulate<T><<<blocks, kThreads, 0, st>>>(a.nnz, a.row.data(), a.col.data(), a.val.data(), x, y);
+  const Offset chunks = (a.nnz + 31) / 32;
+  Index* carry_row = const_cast<Index*>(a.carry_row.data());  // scratch of the product, not the matrix
+  T* carry_val = const_cast<T*>(a.carry_val.data());
+  k_coo_accumulate<T><<<blocks, kThreads, 0, st>>>(a.nnz, a.row.data(), a.col.data(), a.val.data(), x, y, carry_row,
+                                                   carry_val);
+  EB_CUDA_CHECK_LAUNCH();
+  k_coo_carry<T><<<cuda::blocks_for(chunks, kThreads), kThreads, 0, st>>>(chunks, a.row.data(), carry_row, carry_val, y);
   EB_CUDA_CHECK_LAUNCH();
 }
 
@@ -220,6 +275,9 @@ DeviceCoo<T> upload(const CooMatrix<T>& m) {
   upload_to(d.row, m.row);
   upload_to(d.col, m.col);
   upload_to(d.val, m.val);
+  const std::size_t chunks = (m.nnz() + 31) / 32;
+  d.carry_row.resize(2 * chunks, "COO carry rows");
+  d.carry_val.resize(2 * chunks, "COO carry values");
   return d;
 }
 
@@ -358,6 +416,20 @@ void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t st) {
   launch_coo_accumulate(a.off.coo, x, y, st);
 }
 
+template <class T>
+__global__ void __launch_bounds__(kThreads) k_gather_values(ValueSegments<T> v, const int64_t* __restrict__ pos, Index n,
+                                                            T* __restrict__ d) {
+  const Offset i = Offset(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) d[i] = pos[i] >= 0 ? v.at(pos[i]) : T(0);
+}
+
+template <class T>
+void gather_values(ValueSegments<T> v, const int64_t* pos, Index n, T* d, cudaStream_t st) {
+  if (n == 0) return;
+  k_gather_values<T><<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(v, pos, n, d);
+  EB_CUDA_CHECK(cudaGetLastError());
+}
+
 #define EB_LINALG_INSTANTIATE(T, H, D)                                   \
   template D<T> upload(const H<T>&);                                     \
   template void spmv(const D<T>&, const T*, T*, cudaStream_t);
@@ -371,6 +443,7 @@ void spmv(const DeviceDhyb<T>& a, const T* x, T* y, cudaStream_t st) {
   EB_LINALG_INSTANTIATE(T, DcsrMatrix, DeviceDcsr)                       \
   EB_LINALG_INSTANTIATE(T, DhybMatrix, DeviceDhyb)                       \
   template DeviceBcsr<T> upload(const SlicedBcsr<T>&);                   \
+  template void gather_values(ValueSegments<T>, const int64_t*, Index, T*, cudaStream_t); \
   template std::size_t spmv_dot_blocks(const DeviceBcsr<T>&);            \
   template void spmv_dot(const DeviceBcsr<T>&, const T*, T*, const DotTarget&, cudaStream_t);
 EB_LINALG_INSTANTIATE_ALL(float)

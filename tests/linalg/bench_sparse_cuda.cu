@@ -115,11 +115,10 @@ DeviceSpmv<T> prepare_spmv(const std::string& matrix, Format f, int warps = 0) {
     SlicedBcsr<T> s = make_sliced_bcsr(b, window);
     s.warps_per_slice = warps;
     p.padding = double(padding_blocks(s)) / double(std::max<std::size_t>(1, b.blocks()));
-    std::vector<T> d(static_cast<size_t>(rows));
-    diagonal(b, d.data());
     DeviceBcsr<T> dev = upload(s);
     p.warps_per_slice = dev.warps_per_slice;
-    p.op = std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(std::move(dev), d, "bcsr (device)");
+    p.op = std::make_unique<DeviceMatrixOperator<DeviceBcsr<T>>>(std::move(dev), sliced_diagonal_positions(s),
+                                                                 "bcsr (device)");
   } else {
     p.op = std::visit([&](const auto& h) -> std::unique_ptr<LinearOperator<T>> { return make_device_operator(h, to_string(f)); }, m);
   }
