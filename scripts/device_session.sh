@@ -8,6 +8,11 @@
 #   bcsr    test_bcsr_pcg_gpu, `reproduce verschoor2012` (GPU), ncu DRAM bytes of a bcsr-pcg step  ~8 min
 #   sanitize compute-sanitizer memcheck + racecheck over the GPU test binaries, error table  <=9 min
 #   repeat  the determinism tests (hexmg, tled, bcsr-pcg) EB_REPEAT times (default 20), one process each ~3 min
+#   gputests every GPU test binary (test_*_gpu, test_common_cuda, test_contract's Cuda/*) as one
+#           process each, faster than ctest's process per case; a summary line per binary  ~3 min
+#   corot   `reproduce campo2015` in full (corot-cg), EB_CAMPO_TIMEOUT s (default 330)      ~4 min
+#   nr      `reproduce cecka2011` in full (nr-neohookean), EB_CECKA_TIMEOUT s (default 300),
+#           then bench_device_assembly                                                    ~5 min
 #   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
 #           matrix (EB_SPARSE_SIZES, default the ~0.1M and ~1M DOF matrices and the real meshes;
 #           box240, box400, bunny256 each in a call of their own), 5 repetitions, EB_SPARSE_BUDGET s
@@ -30,6 +35,16 @@ B=$(cat .devcarry/build_dir_here)
 [ -e "$B" ] || { mkdir -p "$(dirname "$B")" && ln -s "$ROOT/.devcarry/build" "$B"; }
 S=$(dirname "$B")
 [ -e "$S/tests" ] || for d in tests analysis solvers experiments scripts; do ln -sfn "$ROOT/$d" "$S/$d"; done
+# `reproduce EXPERIMENT` into DIR (emptied first) within SECONDS, PARTS if given; its log to $OUT;
+# VTK frames dropped (the transfer's limits).
+reproduce_into() {
+  local dir=$1 experiment=$2 seconds=$3 parts=$4
+  rm -rf "$dir"
+  timeout "$seconds" "$B/bin/elastobench" reproduce "$experiment" --no-report -q -o "$dir" \
+    ${parts:+--parts "$parts"} > "$OUT/$experiment.log" 2>&1
+  echo "$experiment exit $?"
+  find "$dir" -name vtk -type d -prune -exec rm -rf {} +
+}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$OUT/nvidia_smi.csv"
 for part in $parts; do
   SECONDS=0
@@ -171,7 +186,31 @@ for part in $parts; do
         tar czf "$OUT/bench_sparse.tgz.part" -C $R linalg && mv "$OUT/bench_sparse.tgz.part" "$OUT/bench_sparse.tgz"
       done
       grep -h "bench_sparse: " $R/linalg/*.log ;;
-    *) echo "unknown part '$part' (common, tled, hexmg, bcsr, sanitize, repeat, sparse)"; exit 2 ;;
+    gputests)
+      for bin in "$B"/bin/test_*_gpu "$B"/bin/test_common_cuda "$B"/bin/test_contract; do
+        [ -x "$bin" ] || continue
+        name=$(basename "$bin") filter=
+        [ "$name" = test_contract ] && filter=--gtest_filter='Cuda/*'
+        (cd "$B" && timeout "${EB_GPUTEST_TIMEOUT:-240}" "$bin" $filter --gtest_brief=1 > "/tmp/eb_$name.log" 2>&1)
+        rc=$?
+        echo "$name: exit $rc, $(grep -c '^\[       OK \]' "/tmp/eb_$name.log") ok, $(grep -c '^\[  FAILED  \] [A-Za-z]' "/tmp/eb_$name.log") failed lines"
+        { echo "### $name: exit $rc"; cat "/tmp/eb_$name.log"; } >> /tmp/eb_gputests.log
+      done
+      grep -E '^\[  FAILED  \]|^### ' /tmp/eb_gputests.log | sort -u | head -40
+      gzip -c /tmp/eb_gputests.log > "$OUT/gputests.log.gz" ;;
+    corot)
+      reproduce_into /tmp/eb_campo campo2015 "${EB_CAMPO_TIMEOUT:-330}" "${EB_CAMPO_PARTS:-}"
+      tar czf "$OUT/campo2015.tgz" -C /tmp/eb_campo . ;;
+    nr)
+      R=/tmp/eb_cecka
+      reproduce_into $R cecka2011 "${EB_CECKA_TIMEOUT:-300}" "${EB_CECKA_PARTS:-}"
+      if [ -x "$B/bin/bench_device_assembly" ] && [ "${EB_CECKA_BENCH:-1}" = 1 ]; then
+        timeout 120 "$B/bin/bench_device_assembly" --benchmark_filter='assembly/.*/(camile_hand|sphere28)/' \
+          --benchmark_out="$R/bench_device_assembly.json" --benchmark_out_format=json > "$R/bench_device_assembly.log" 2>&1
+        echo "bench_device_assembly exit $?"
+      fi
+      tar czf "$OUT/cecka2011.tgz" -C $R . ;;
+    *) echo "unknown part '$part' (common, gputests, tled, hexmg, bcsr, corot, nr, sanitize, repeat, sparse)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

@@ -22,8 +22,8 @@ for bin in .devcarry/build/bin/*; do
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libbenchmark|libgomp|libtomlplusplus|libz\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .devcarry/lib/
 # bunny: hexmg, tled and verschoor2012 (with the dragon); armadillo, hand and raptor: linalg tests
-# and bench_sparse.
-for m in ${EB_DEVICE_MESHES:-bunny.off Dragon_50k.obj Armadillo13K.msh raptorTetra_8418.vtu raptorTetra_19409.vtu hand_olivier.mesh}; do
+# and bench_sparse; the raptors and raptor8k1.obj: campo2015; camile_hand and hand_olivier: cecka2011.
+for m in ${EB_DEVICE_MESHES:-bunny.off Dragon_50k.obj Armadillo13K.msh raptorTetra_8418.vtu raptorTetra_12580.vtu raptorTetra_19409.vtu raptor8k1.obj hand_olivier.mesh camile_hand.mesh}; do
   cp "$DATA/$m" .devcarry/meshes/
 done
 # CalculiX for the TLED comparison: the GPU machine is offline, so the binary and the shared

@@ -36,8 +36,9 @@ if [ "${EB_SANITIZE:-1}" != "0" ]; then
   export ASAN_OPTIONS="exitcode=86:log_path=$logs/asan:detect_leaks=1:check_initialization_order=1"
   export LSAN_OPTIONS="suppressions=$(pwd)/tests/meshes/lsan_suppressions.txt:print_suppressions=0"
   export UBSAN_OPTIONS="exitcode=86:print_stacktrace=1"
-  # RelWithDebInfo: -O2 -g, so that reports name file and line.
-  EB_SKIP_INSTALL=1 BUILD_DIR=$ASAN_BUILD_DIR BUILD_TYPE=RelWithDebInfo \
+  # Build type Sanitize (cmake/ElastoBenchSanitize.cmake): -O1 -g1, so that reports name file and
+  # line; under UBSan it compiles in about half the time of -O2 -g.
+  EB_SKIP_INSTALL=1 BUILD_DIR=$ASAN_BUILD_DIR BUILD_TYPE=Sanitize \
     CMAKE_ARGS="${CMAKE_ARGS:-} -DELASTOBENCH_SANITIZE=address,undefined -DELASTOBENCH_CUDA=OFF -DELASTOBENCH_BUILD_BENCHMARKS=OFF -DELASTOBENCH_METHOD_TESTS=OFF" \
     bash scripts/build.sh
   stage_done "sanitizer build"

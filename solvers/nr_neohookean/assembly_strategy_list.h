@@ -16,5 +16,4 @@ EB_NR_STRATEGY(sharednz_block, "sharednz-block", Device, true, "SharedNZ with no
 EB_NR_STRATEGY(sharednz_2sm, "sharednz-2sm", Device, true, "SharedNZ with two 128-thread blocks per SM, each with half the SM's shared memory (113 KB on H100), so that one block's element phase overlaps the other's reduction")
 EB_NR_STRATEGY(sharednz_48k, "sharednz-48k", Device, true, "SharedNZ with Fermi's 48 KB per block (the paper's GTX 480 budget), for the partition-size comparison")
 EB_NR_STRATEGY(coloured, "coloured", Device, true, "element colouring (no shared node within a colour), one launch per colour, values added in place without atomics")
-EB_NR_STRATEGY(atomic, "atomic", Device, false, "one thread per element adding into the values with atomicAdd after a zeroing pass (order of the adds not fixed)")
 #endif

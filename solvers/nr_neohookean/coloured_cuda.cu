@@ -1,6 +1,6 @@
 // Coloured assembly on CUDA (coloured_plan.h): one launch per colour, one thread per element, in a
-// fixed colour order on one stream; deterministic without atomics. The atomic variant: the same
-// plan, one launch over every element adding with atomicAdd after zeroing (non-deterministic).
+// fixed colour order on one stream; deterministic without atomics. (An `atomic` variant, the same
+// plan in one launch adding with atomicAdd, lost to sharednz everywhere and was deleted: PERF_NOTES.)
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -17,17 +17,10 @@ namespace {
 // them over 55 SMs where 128 would use 28.
 constexpr int kColouredThreads = 64;
 
-template <class T, bool kAtomic>
+template <class T>
 __global__ void __launch_bounds__(kColouredThreads) k_coloured(ColouredArgs<T> a, int64_t begin, int64_t end) {
   const int64_t s = begin + int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (s < end) coloured_element<T, kAtomic>(a, s);
-}
-
-// Zeroes the listed value positions (the atomic variant's first pass).
-template <class T>
-__global__ void k_zero_values(const int32_t* __restrict__ pos, int64_t n, linalg::ValueSegments<T> values) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) values.at(pos[i]) = T(0);
+  if (s < end) coloured_element<T>(a, s);
 }
 
 template <class T>
@@ -36,7 +29,7 @@ __global__ void k_zero_rows(const int32_t* __restrict__ rows, int64_t n, T* __re
   if (i < n) force[rows[i]] = T(0);
 }
 
-template <class T, bool kAtomic>
+template <class T>
 class ColouredCuda final : public AssemblyStrategy<T> {
  public:
   explicit ColouredCuda(const AssemblyProblem<T>& p) : flops_per_element_(element_routine_flops()) {
@@ -51,37 +44,17 @@ class ColouredCuda final : public AssemblyStrategy<T> {
     zero_rows_.upload(plan_.zero_rows);
     supp_.upload(slot_supplemental(plan_.slot_element, *p.supplemental, p.form));
     args_ = coloured_args(plan_, conn_, entry_, force_, element_, supp_, p.form, p.lame);
-    if (kAtomic) {
-      std::vector<int32_t> assigned;  // every addressed position once: its first writer's entry
-      for (int32_t e : plan_.entry)
-        if (e < 0) assigned.push_back(-(e + 1));
-      assigned_.upload(assigned);
-    }
   }
 
-  std::string name() const override { return kAtomic ? "atomic" : "coloured"; }
+  std::string name() const override { return "coloured"; }
   linalg::Location location() const override { return linalg::Location::Device; }
-  bool deterministic() const override { return !kAtomic; }
+  bool deterministic() const override { return true; }
 
   void assemble(const T* x, const AssemblyTargets<T>& out, linalg::StreamHandle stream) override {
     const auto st = static_cast<cudaStream_t>(stream);
     ColouredArgs<T> a = args_;
     a.x = x;
     a.out = out;
-    if (kAtomic) {
-      EB_CUDA_CHECK(cudaMemsetAsync(out.force, 0, std::size_t(plan_.rows) * sizeof(T), st));
-      const int64_t n = int64_t(assigned_.size());
-      if (n > 0) {
-        k_zero_values<T><<<cuda::blocks_for(n, 256), 256, 0, st>>>(assigned_.data(), n, out.values);
-        EB_CUDA_CHECK_LAUNCH();
-      }
-      if (plan_.slots() > 0) {
-        k_coloured<T, true><<<cuda::blocks_for(plan_.slots(), kColouredThreads), kColouredThreads, 0, st>>>(
-            a, 0, plan_.slots());
-        EB_CUDA_CHECK_LAUNCH();
-      }
-      return;
-    }
     const int64_t zeros = int64_t(plan_.zero_rows.size());
     if (zeros > 0) {
       k_zero_rows<T><<<cuda::blocks_for(zeros, 256), 256, 0, st>>>(zero_rows_.data(), zeros, out.force);
@@ -89,14 +62,13 @@ class ColouredCuda final : public AssemblyStrategy<T> {
     }
     for (int c = 0; c < plan_.colours(); ++c) {
       const int64_t begin = plan_.colour_ptr[std::size_t(c)], end = plan_.colour_ptr[std::size_t(c) + 1];
-      k_coloured<T, false><<<cuda::blocks_for(end - begin, kColouredThreads), kColouredThreads, 0, st>>>(a, begin, end);
+      k_coloured<T><<<cuda::blocks_for(end - begin, kColouredThreads), kColouredThreads, 0, st>>>(a, begin, end);
       EB_CUDA_CHECK_LAUNCH();
     }
   }
 
   std::size_t device_bytes() const override {
-    return conn_.bytes() + entry_.bytes() + force_.bytes() + element_.bytes() + zero_rows_.bytes() + supp_.bytes() +
-           assigned_.bytes();
+    return conn_.bytes() + entry_.bytes() + force_.bytes() + element_.bytes() + zero_rows_.bytes() + supp_.bytes();
   }
 
   // Read once: positions (one gather per element corner, counted once per node), S(e), the plan's
@@ -113,60 +85,34 @@ class ColouredCuda final : public AssemblyStrategy<T> {
   ColouredPlan plan_;
   int64_t value_count_ = 0;
   ColouredArgs<T> args_;
-  cuda::DeviceBuffer<int32_t> conn_, entry_, force_, element_, zero_rows_, assigned_;
+  cuda::DeviceBuffer<int32_t> conn_, entry_, force_, element_, zero_rows_;
   cuda::DeviceBuffer<T> supp_;
 };
 
 }  // namespace
 
 // The plan's sizes counted from the map without building it: per element 4 nodes, 144 + 12
-// positions, its id and S(e); the force rows no element writes; for the atomic variant, every
-// addressed value position once.
+// positions, its id and S(e); the force rows no element writes.
 template <class T>
-std::size_t estimate_plan_bytes(const AssemblyProblem<T>& p, bool atomic) {
+std::size_t estimate_coloured(const AssemblyProblem<T>& p) {
   if (!p.map) throw InputError("coloured: incomplete assembly problem");
   const std::size_t E = std::size_t(p.elements);
-  std::vector<char> row_seen(std::size_t(3 * p.nodes), 0), value_seen;
+  std::vector<char> row_seen(std::size_t(3 * p.nodes), 0);
   for (int32_t d : p.map->dof)
     if (d >= 0) row_seen[std::size_t(d)] = 1;
   std::size_t ints = E * (4 + 144 + 12 + 1) + std::size_t(std::count(row_seen.begin(), row_seen.end(), 0));
-  if (atomic) {
-    value_seen.assign(std::size_t(p.map->value_count), 0);
-    for (int32_t q : p.map->entry)
-      if (q >= 0) value_seen[std::size_t(q)] = 1;
-    ints += std::size_t(std::count(value_seen.begin(), value_seen.end(), 1));
-  }
   return sizeof(int32_t) * ints + sizeof(T) * E * std::size_t(tet::supplemental_size(p.form));
-}
-
-template <class T>
-std::size_t estimate_coloured(const AssemblyProblem<T>& p) {
-  return estimate_plan_bytes(p, false);
-}
-
-template <class T>
-std::size_t estimate_atomic(const AssemblyProblem<T>& p) {
-  return estimate_plan_bytes(p, true);
 }
 
 template std::size_t estimate_coloured(const AssemblyProblem<float>&);
 template std::size_t estimate_coloured(const AssemblyProblem<double>&);
-template std::size_t estimate_atomic(const AssemblyProblem<float>&);
-template std::size_t estimate_atomic(const AssemblyProblem<double>&);
 
 template <class T>
 std::unique_ptr<AssemblyStrategy<T>> make_coloured(const AssemblyProblem<T>& p) {
-  return std::make_unique<ColouredCuda<T, false>>(p);
-}
-
-template <class T>
-std::unique_ptr<AssemblyStrategy<T>> make_atomic(const AssemblyProblem<T>& p) {
-  return std::make_unique<ColouredCuda<T, true>>(p);
+  return std::make_unique<ColouredCuda<T>>(p);
 }
 
 template std::unique_ptr<AssemblyStrategy<float>> make_coloured(const AssemblyProblem<float>&);
 template std::unique_ptr<AssemblyStrategy<double>> make_coloured(const AssemblyProblem<double>&);
-template std::unique_ptr<AssemblyStrategy<float>> make_atomic(const AssemblyProblem<float>&);
-template std::unique_ptr<AssemblyStrategy<double>> make_atomic(const AssemblyProblem<double>&);
 
 }  // namespace eb::nr_neohookean

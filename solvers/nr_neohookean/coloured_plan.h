@@ -16,12 +16,6 @@
 // positions and the 12 force rows, each encoded as p + 1 (add), -(p + 1) (assign) or 0 (dropped).
 // The host reference (coloured_reference) runs the same element function in the same order.
 //
-// The atomic variant (non-deterministic) uses the same plan in one launch: the assigned
-// positions zeroed first (each is listed once, by its first writer), the force zeroed, then every
-// element adds every entry with atomicAdd (a red.global: no return value). The order of the adds
-// to one value depends on the schedule, so its bits may change between runs. Not warp-aggregated:
-// elements of one colour share no node, and a warp holds consecutive slots of one colour, so its
-// lanes never add to the same value and aggregation has nothing to combine.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -83,25 +77,12 @@ ColouredArgs<T> coloured_args(const ColouredPlan& plan, const A32& conn, const A
   return a;
 }
 
-// kAtomic: the atomic variant's body (every entry added with atomicAdd after a zeroing pass, the
-// assign marks ignored); otherwise the coloured one.
-template <class T, bool kAtomic = false>
-EB_HD void add_value(T& target, T v) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (kAtomic) {
-    atomicAdd(&target, v);
-    return;
-  }
-#endif
-  target += v;
-}
-
 // Slot s's n entries v into their targets (positions encoded as in the plan: p + 1 add, -(p + 1)
 // assign, 0 none), in batches: all the batch's positions are loaded, then the old values, then the
 // new ones stored. Entry by entry, every load would wait for the previous store (the compiler
 // cannot tell that the positions differ; they do, within one element), which serialized 144 round
 // trips to memory per element.
-template <class T, bool kAtomic, int n, class Target>
+template <class T, int n, class Target>
 EB_HD void coloured_add(const int32_t* pos, int64_t slots, int64_t s, const T* v, T scale, Target target) {
   constexpr int kBatch = 12;
   static_assert(n % kBatch == 0, "batches of 12 entries");
@@ -112,20 +93,16 @@ EB_HD void coloured_add(const int32_t* pos, int64_t slots, int64_t s, const T* v
     int32_t p[kBatch];
     T old[kBatch];
     for (int u = 0; u < kBatch; ++u) p[u] = load_index(pos + (q0 + u) * slots + s);
-    if (!kAtomic)
-      for (int u = 0; u < kBatch; ++u) old[u] = p[u] > 0 ? target(p[u] - 1) : T(0);
+    for (int u = 0; u < kBatch; ++u) old[u] = p[u] > 0 ? target(p[u] - 1) : T(0);
     for (int u = 0; u < kBatch; ++u) {
       if (p[u] == 0) continue;
       const int64_t at = (p[u] > 0 ? int64_t(p[u]) : -int64_t(p[u])) - 1;
-      if (kAtomic)
-        add_value<T, true>(target(at), scale * v[q0 + u]);
-      else
-        target(at) = p[u] > 0 ? old[u] + scale * v[q0 + u] : scale * v[q0 + u];
+      target(at) = p[u] > 0 ? old[u] + scale * v[q0 + u] : scale * v[q0 + u];
     }
   }
 }
 
-template <class T, bool kAtomic = false>
+template <class T>
 EB_HD void coloured_element(const ColouredArgs<T>& a, int64_t s) {
   T xe[4][3];
   for (int n = 0; n < 4; ++n) {
@@ -134,9 +111,9 @@ EB_HD void coloured_element(const ColouredArgs<T>& a, int64_t s) {
   }
   T f[12], K[144];
   slot_element_routine(xe, a.supp, a.slots, s, a.form, a.lame, f, K, a.out.checks, int64_t(a.element[s]));
-  coloured_add<T, kAtomic, 12>(a.force_row, a.slots, s, f, a.out.force_scale,
+  coloured_add<T, 12>(a.force_row, a.slots, s, f, a.out.force_scale,
                                [&](int64_t row) -> T& { return a.out.force[row]; });
-  coloured_add<T, kAtomic, 144>(a.entry, a.slots, s, K, a.out.tangent_scale,
+  coloured_add<T, 144>(a.entry, a.slots, s, K, a.out.tangent_scale,
                                 [&](int64_t p) -> T& { return a.out.values.at(p); });
 }
 
