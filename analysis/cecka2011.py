@@ -143,9 +143,9 @@ def build(results_dir, figures_dir):
     rt = read_csv(os.path.join(results_dir, "realtime.csv"))
     md += ["### Real-time hand", ""]
     md += [NOT_RUN, ""] if rt is None else [
-        table_md(["strategy", "backend", "steps/s", "NR min/mean/max", "CG/step", "validity"],
+        table_md(["strategy", "backend", "steps/s", "NR min/median/mean/max", "CG/step", "validity"],
                  [[r["strategy"], r["backend"], r["steps_per_s"],
-                   "%s/%s/%s" % (r["newton_min"], r["newton_mean"], r["newton_max"]), r["cg_per_step"], validity(r)]
+                   "%s/%s/%s/%s" % (r["newton_min"], r.get("newton_median", "-"), r["newton_mean"], r["newton_max"]), r["cg_per_step"], validity(r)]
                   for r in rt]), ""]
     c = read_csv(os.path.join(results_dir, "comparison.csv"))
     md += ["### Published | ours | ratio | verdict", ""]

@@ -12,7 +12,7 @@
 //                   median/min/max of the timed repeats, non-zeros/s, the strategy's bytes and
 //                   flops, the compulsory-bytes bound at the run's triad, the ratio to it
 //   realtime.csv    the real-time setting on the hand (dt 0.01, NR 2e-5, CG 1e-4, fp32): steps/s,
-//                   NR iterations per step (min/mean/max), per all-GPU strategy
+//                   NR iterations per step (min/median/mean/max), per all-GPU strategy
 //   comparison.csv  published | ours | ratio | verdict for the paper's claims
 //   meta.json       parameters, meshes (counts), ceilings, machine, what was not run and why
 // Parts: table16_1, stages, assembly, realtime. --quick: CPU only, the sphere instead of the hand,
@@ -180,7 +180,7 @@ struct StepStats {
   std::map<std::string, double> stage_ms;  // median per step
   double step_ms = 0;                      // median of the per-step sums
   double newton_mean = 0, cg_per_step = 0;
-  int newton_min = 0, newton_max = 0;
+  int newton_min = 0, newton_median = 0, newton_max = 0;
   double spmv_ms = 0;
   std::string cg_name;
   int64_t nodes = 0, elements = 0, nnz = 0;
@@ -237,6 +237,7 @@ StepStats run_steps(const ExperimentContext& ctx, const std::string& label, cons
   st.step_ms = median(steps);
   st.newton_min = *std::min_element(newton.begin(), newton.end());
   st.newton_max = *std::max_element(newton.begin(), newton.end());
+  st.newton_median = int(median(std::vector<double>(newton.begin(), newton.end())));
   double s = 0;
   for (int n : newton) s += n;
   st.newton_mean = s / double(newton.size());
@@ -366,7 +367,7 @@ void assembly(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nloh
 
 void realtime(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohmann::json& claims) {
   CsvTable t({"strategy", "backend", "precision", "nodes", "elements", "step_ms", "steps_per_s", "newton_min",
-              "newton_mean", "newton_max", "cg_per_step", "validity"});
+              "newton_median", "newton_mean", "newton_max", "cg_per_step", "validity"});
   std::vector<std::pair<std::string, Backend>> runs;
   if (gpu)
     for (const std::string& s : strategies(true))
@@ -379,22 +380,35 @@ void realtime(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nloh
                                    b == Backend::Cpu ? ctx.max_threads : 1, 2, timed);
     t.add_row({name, to_string(b), "fp32", std::to_string(st.nodes), std::to_string(st.elements),
                st.valid ? num(st.step_ms) : st.reason, st.valid ? num(1000.0 / st.step_ms) : "",
-               std::to_string(st.newton_min), num(st.newton_mean), std::to_string(st.newton_max), num(st.cg_per_step),
+               std::to_string(st.newton_min), std::to_string(st.newton_median), num(st.newton_mean), std::to_string(st.newton_max), num(st.cg_per_step),
                st.valid ? "valid" : st.reason});
-    if (b == Backend::Cuda && name == "globalnz" && st.valid) {
+    if (b == Backend::Cuda && name == "globalnz" && st.valid)
       claims.push_back({{"claim", "real-time hand: frames per second (paper 7-14 on 125K tets; target >= 200)"},
                         {"published", 7.0},
                         {"ours", 1000.0 / st.step_ms}});
-      claims.push_back({{"claim", "real-time hand: NR iterations per step (paper 3-6)"},
+    // NR iterations are the load's and the tolerance's, not the hardware's: from the GPU's GlobalNZ
+    // run, or the CPU's where there is no GPU (the quick run's sphere is not the paper's hand).
+    if (!ctx.quick && st.valid && ((b == Backend::Cuda && name == "globalnz") || !gpu)) {
+      // The paper gives a range, not a value: ours (the median over the timed steps, min-max beside it)
+      // is judged against 3-6 itself, not against a midpoint within 2x.
+      claims.push_back({{"claim", "real-time hand: NR iterations per step, median (min-max " +
+                                      std::to_string(st.newton_min) + "-" + std::to_string(st.newton_max) +
+                                      " over the timed steps; paper 3-6)"},
                         {"published", 4.5},
-                        {"ours", st.newton_mean}});
+                        {"published_range", {3.0, 6.0}},
+                        {"ours", double(st.newton_median)}});
     }
   }
   t.write(ctx.out_dir / "realtime.csv");
   meta["realtime"] = {{"setting", "dt = 0.01, NR 2e-5 absolute, CG 1e-4 relative, fp32"},
                       {"model", ctx.quick ? "cecka-sphere (refinement 3), quick" : "cecka-hand"},
                       {"timed_steps", timed},
-                      {"fps", "1 / (median step time): simulation only, no rendering"}};
+                      {"fps", "1 / (median step time): simulation only, no rendering"},
+                      {"load_note",
+                       "gravity 5 only: Newton meets 2e-5 in 1 iteration per step. The momentum residual scales with "
+                       "length^4, so the paper's absolute 2e-5 on its unscaled hand is far stricter than ours at unit "
+                       "length; fingertip drags (surface/point forces switching, rotating or ramping each step, "
+                       "prescribed grabs) that push Newton past 1 iteration in fp32 invert elements or stall CG"}};
 }
 
 void write_comparison(const ExperimentContext& ctx, const nlohmann::json& claims) {
@@ -403,6 +417,11 @@ void write_comparison(const ExperimentContext& ctx, const nlohmann::json& claims
     const double pub = c["published"].get<double>(), ours = c["ours"].get<double>();
     const double ratio = ours / pub;
     std::string verdict = ratio >= 0.5 && ratio <= 2 ? "reproduced (within 2x)" : (ratio > 2 ? "ours higher" : "ours lower");
+    if (c.contains("published_range")) {
+      const double lo = c["published_range"][0].get<double>(), hi = c["published_range"][1].get<double>();
+      const std::string range = num(lo) + "-" + num(hi);
+      verdict = ours < lo ? "below the paper's " + range : (ours > hi ? "above the paper's " + range : "within the paper's " + range);
+    }
     t.add_row({c["claim"].get<std::string>(), num(pub), num(ours), num(ratio), verdict});
   }
   t.write(ctx.out_dir / "comparison.csv");
