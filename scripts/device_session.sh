@@ -193,7 +193,7 @@ for part in $parts; do
         [ "$name" = test_contract ] && filter=--gtest_filter='Cuda/*'
         (cd "$B" && timeout "${EB_GPUTEST_TIMEOUT:-240}" "$bin" $filter --gtest_brief=1 > "/tmp/eb_$name.log" 2>&1)
         rc=$?
-        echo "$name: exit $rc, $(grep -c '^\[       OK \]' "/tmp/eb_$name.log") ok, $(grep -c '^\[  FAILED  \] [A-Za-z]' "/tmp/eb_$name.log") failed lines"
+        echo "$name: exit $rc, $(grep -oE '^\[  PASSED  \] [0-9]+' "/tmp/eb_$name.log" | grep -oE '[0-9]+$' || echo 0) passed, $(grep -cE '^\[  FAILED  \] [A-Za-z].*\(' "/tmp/eb_$name.log") failed"
         { echo "### $name: exit $rc"; cat "/tmp/eb_$name.log"; } >> /tmp/eb_gputests.log
       done
       grep -E '^\[  FAILED  \]|^### ' /tmp/eb_gputests.log | sort -u | head -40

@@ -3,6 +3,8 @@
 // runs: after 50 frames the CUDA state equals the CPU's (fp32 1e-4 relative, fp64 1e-10), with a
 // fixed CG iteration count (a tolerance test on the boundary could stop the two at different
 // iterations, which is not a kernel difference).
+#include <cstdlib>
+
 #include "corot_cg_test_util.h"
 
 namespace eb::corot_cg::test {
@@ -53,8 +55,13 @@ TEST_P(CpuVsCuda, EveryStageMatchesTheCpuOnRandomStates) {
     // 1.6e-9 (polar); with other, equivalent block and force formulas 5.3e-9 to 1.4e-8 (edge):
     // the amplified rounding varies several-fold between them, hence 1e-7.
     for (auto* s : {cpu.get(), gpu.get()}) s->run_stage(Stage::Forces);
+    // fp32: the products' rounding can move the relative residual across the tolerance one
+    // iteration earlier or later (seen on the H100: 90 against 91 of the edge frame's solve).
     const linalg::CgResult rc = cpu->run_stage(Stage::Solve), rg = gpu->run_stage(Stage::Solve);
-    EXPECT_EQ(rc.iterations, rg.iterations);
+    if (GetParam() == Precision::Fp64)
+      EXPECT_EQ(rc.iterations, rg.iterations);
+    else
+      EXPECT_LE(std::abs(rc.iterations - rg.iterations), 1) << rc.iterations << " against " << rg.iterations;
     EXPECT_LT(rel_diff(gpu->get_array(StageArray::dv), cpu->get_array(StageArray::dv)),
               GetParam() == Precision::Fp32 ? 1e-3 : 1e-7);
   }
