@@ -136,9 +136,10 @@ def build(results_dir, figures_dir):
         md += [NOT_RUN, ""]
     else:
         md += [table_md(["strategy", "format", "sphere", "nodes/elements", "ours", "published (CPU float COO)",
-                         "max diff to cpu-opt fp32"],
+                         "max diff to cpu-opt fp32", "mesher"],
                         [[r["strategy"], r["format"], r["sphere"], r["nodes"] + "/" + r["elements"],
-                          r["rel_l2_error_fp32"], r["published_cpu_coo"], r["max_rel_diff_to_cpu_opt_fp32"]] for r in t]),
+                          r["rel_l2_error_fp32"], r["published_cpu_coo"], r["max_rel_diff_to_cpu_opt_fp32"],
+                          r.get("mesher", "generator")] for r in t]),
                ""]
     s = read_csv(os.path.join(results_dir, "stages.csv"))
     md += ["### Figs. 16.10-16.11: stage breakdown", ""]
