@@ -23,6 +23,7 @@
 //   meta.json       parameters, meshes (counts), ceilings, machine, what was not run and why
 // Parts: table16_1, stages, assembly, realtime, newton. --quick: CPU only, the sphere instead of the hand,
 // fewer repeats. No number from an invalid run is tabulated (the row says why).
+// Option spheres=generator|gmsh: the mesher of Table 16.1's spheres (default generator).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
