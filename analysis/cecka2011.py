@@ -4,13 +4,14 @@ DCG) from the data of `elastobench reproduce cecka2011` (RESULTS_DIR = OUT/cecka
 
     /usr/bin/python3 analysis/cecka2011.py RESULTS_DIR FIGURES_DIR
 
-Reads table16_1.csv, stages.csv, assembly.csv, realtime.csv, comparison.csv and meta.json
+Reads table16_1.csv, stages.csv, assembly.csv, realtime.csv, newton.csv, comparison.csv and meta.json
 (columns: experiments/cecka2011/cecka2011.cpp) and draws, as PNG into FIGURES_DIR:
   cecka2011_fig16_10_11_stages.png   Figs. 16.10-16.11: share of each stage per configuration
   cecka2011_fig16_12_assembly.png    Fig. 16.12: assembly time per strategy x format x hardware
 `build(results_dir, figures_dir)` returns the Markdown section: Table 16.1 with the published
 row beside ours, the stage breakdown, the assembly times against their bound, the real-time hand
-and the published | ours | ratio | verdict table. A part not run reads "not run"; a row of an
+the Newton residual sequences with their observed order and verdict, and the published | ours |
+ratio | verdict table. A part not run reads "not run"; a row of an
 invalid run shows its reason and is left out of the figures. Python's csv module and matplotlib
 (Agg) only.
 """
@@ -99,6 +100,27 @@ def fig_assembly(rows, figures_dir):
     return path
 
 
+def short(s):
+    v = as_float(s)
+    return "" if v is None else "%.3g" % v
+
+
+def newton_md(rows, meta):
+    """The Newton residual of every iteration (newton.csv) and the verdict meta.json's newton holds."""
+    md = ["### Newton convergence near the solution", ""]
+    if rows is None:
+        return md + [NOT_RUN, ""]
+    if meta.get("model"):
+        md += ["%s; order = %s." % (meta["model"], meta.get("order", "")), ""]
+    md += [table_md(["case", "step", "k", "r_k", "r_k/r_0", "CG its", "order", "C = (r_k+1/r_0)/(r_k/r_0)^2",
+                     "judged", "converged"],
+                    [[r["case"], r["step"], r["iteration"], short(r["residual"]), short(r["relative"]),
+                      r["cg_iterations"], short(r["order"]), short(r["quadratic_constant"]), r["order_judged"],
+                      r["converged"]] for r in rows]), ""]
+    md += ["Verdict: Newton is %s." % meta.get("verdict", "not judged (no verdict in meta.json)"), ""]
+    return md
+
+
 def build(results_dir, figures_dir):
     os.makedirs(figures_dir, exist_ok=True)
     meta = {}
@@ -114,9 +136,10 @@ def build(results_dir, figures_dir):
         md += [NOT_RUN, ""]
     else:
         md += [table_md(["strategy", "format", "sphere", "nodes/elements", "ours", "published (CPU float COO)",
-                         "max diff to cpu-opt fp32"],
+                         "max diff to cpu-opt fp32", "mesher"],
                         [[r["strategy"], r["format"], r["sphere"], r["nodes"] + "/" + r["elements"],
-                          r["rel_l2_error_fp32"], r["published_cpu_coo"], r["max_rel_diff_to_cpu_opt_fp32"]] for r in t]),
+                          r["rel_l2_error_fp32"], r["published_cpu_coo"], r["max_rel_diff_to_cpu_opt_fp32"],
+                          r.get("mesher", "generator")] for r in t]),
                ""]
     s = read_csv(os.path.join(results_dir, "stages.csv"))
     md += ["### Figs. 16.10-16.11: stage breakdown", ""]
@@ -147,6 +170,7 @@ def build(results_dir, figures_dir):
                  [[r["strategy"], r["backend"], r["steps_per_s"],
                    "%s/%s/%s/%s" % (r["newton_min"], r.get("newton_median", "-"), r["newton_mean"], r["newton_max"]), r["cg_per_step"], validity(r)]
                   for r in rt]), ""]
+    md += newton_md(read_csv(os.path.join(results_dir, "newton.csv")), meta.get("newton", {}))
     c = read_csv(os.path.join(results_dir, "comparison.csv"))
     md += ["### Published | ours | ratio | verdict", ""]
     md += [NOT_RUN, ""] if c is None else [

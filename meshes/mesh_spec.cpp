@@ -138,7 +138,7 @@ TetMesh build_tet_mesh(const MeshSpec& spec, const std::filesystem::path& data_d
     m = make_box_tet(spec.origin, spec.size, box_divisions(spec), spec.tets_per_cube, parse_cube_split(spec.cube_split));
     transform_nodes(m.nodes, spec.scale, spec.translate);
   } else if (spec.source == "sphere") {
-    m = make_sphere_tet(spec.refinement);
+    m = spec.tetrahedralizer == "gmsh" ? make_sphere_tet_gmsh(spec.refinement) : make_sphere_tet(spec.refinement);
     transform_nodes(m.nodes, spec.scale, spec.translate);
   } else {
     const MeshFile f = load_spec_file(spec, data_dir, name);

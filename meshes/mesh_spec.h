@@ -26,7 +26,8 @@ namespace eb::mesh {
 //                Gmsh with target edge length element_size (needs ELASTOBENCH_HAVE_GMSH).
 //           The file's coordinates are scaled and translated first, so element_size is in the
 //           final units.
-//   sphere  tet: Cecka 2011 unit sphere at `refinement` 0..3 (see sphere.h); hex: a voxelized
+//   sphere  tet: Cecka 2011 unit sphere at `refinement` 0..3 (see sphere.h): the lattice sphere,
+//           or with tetrahedralizer = "gmsh" the Gmsh sphere (needs ELASTOBENCH_HAVE_GMSH); hex: a voxelized
 //           unit sphere (target_elements or element_size required). Then scaled/translated.
 // scale/translate apply to every source (identity by default).
 struct MeshSpec {

@@ -8,6 +8,7 @@
 #include "meshes/box.h"
 #include "meshes/errors.h"
 #include "meshes/geometry.h"
+#include "meshes/gmsh_tet.h"
 
 namespace eb::mesh {
 
@@ -19,6 +20,22 @@ int sphere_divisions(int level) {
 
 TetMesh make_sphere_tet(int level, double radius, const Vec3& center) {
   return make_sphere_tet_divisions(sphere_divisions(level), radius, center);
+}
+
+double gmsh_sphere_size(int level) {
+  static const double kSize[4] = {0.58, 0.285, 0.142, 0.106};
+  if (level < 0 || level > 3) throw InputError("sphere refinement level must be 0..3, got " + std::to_string(level));
+  return kSize[level];
+}
+
+TetMesh make_sphere_tet_gmsh(int level, double radius, const Vec3& center) {
+  if (!have_gmsh())
+    throw InputError("mesh.tetrahedralizer = \"gmsh\" with mesh.source = \"sphere\" needs Gmsh, which this build "
+                     "lacks (configured without ELASTOBENCH_GMSH or libgmsh-dev); leave mesh.tetrahedralizer at "
+                     "\"voxel\" for the lattice sphere");
+  TetrahedralizeOptions o;
+  o.size = gmsh_sphere_size(level) * radius;
+  return tetrahedralize_surface(make_icosphere(5, radius, center), o, "unit sphere (Gmsh)");
 }
 
 TetMesh make_sphere_tet_divisions(int n, double radius, const Vec3& center) {

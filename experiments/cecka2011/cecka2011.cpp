@@ -2,7 +2,8 @@
 // for neo-Hookean elastodynamics with Newton-Raphson and (D)CG. Writes under ctx.out_dir:
 //   table16_1.csv   Table 16.1: relative L2 error of the fp32 tangent of every strategy x format
 //                   against the fp64 host assembly on the four unit spheres, published beside ours,
-//                   and each row's largest difference to the fp32 AssemblyCPU_Opt (agreement)
+//                   and each row's largest difference to the fp32 AssemblyCPU_Opt (agreement), and
+//                   the mesher that made the spheres (option spheres=generator|gmsh)
 //   stages.csv      Figs. 16.10-16.11: per configuration (all-CPU one thread: NR_CPU,
 //                   AssemblyCPU_Opt, DCSR, DCG_CPU; CPU assembly + GPU CG: DHYB, DCG_GPU; all-GPU:
 //                   NR_GPU, GlobalNZ, DHYB, DCG_GPU) the time per step of each stage (NR,
@@ -13,17 +14,25 @@
 //                   flops, the compulsory-bytes bound at the run's triad, the ratio to it
 //   realtime.csv    the real-time setting on the hand (dt 0.01, NR 2e-5, CG 1e-4, fp32): steps/s,
 //                   NR iterations per step (min/median/mean/max), per all-GPU strategy
+//   newton.csv      the Newton residual of every iteration of a few steps of the cecka-sphere
+//                   (CPU, cpu-opt): the paper's strict setting in fp64 and in fp32, and fp64 with
+//                   CG and Newton tight enough that the linear solve does not cap the order; per
+//                   iteration r_k, r_k / r_0, the observed order log(r_{k+1}/r_0) / log(r_k/r_0) (2 for
+//                   r_{k+1}/r_0 = (r_k/r_0)^2) and C = (r_{k+1}/r_0) / (r_k/r_0)^2
 //   comparison.csv  published | ours | ratio | verdict for the paper's claims
 //   meta.json       parameters, meshes (counts), ceilings, machine, what was not run and why
-// Parts: table16_1, stages, assembly, realtime. --quick: CPU only, the sphere instead of the hand,
+// Parts: table16_1, stages, assembly, realtime, newton. --quick: CPU only, the sphere instead of the hand,
 // fewer repeats. No number from an invalid run is tabulated (the row says why).
+// Option spheres=generator|gmsh: the mesher of Table 16.1's spheres (default generator).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "experiments/experiment.h"
 #include "meshes/errors.h"
+#include "meshes/gmsh_tet.h"
 #include "solvers/common/cpu_stream.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/results.h"
@@ -120,16 +129,36 @@ NrSetup setup_of(const Scenario& sc, Backend b, Precision p, const fs::path& dat
 }
 
 // ---- Table 16.1 ----
+// The option spheres=generator|gmsh (default generator: the lattice spheres of meshes/sphere.h,
+// as the committed H100 results; gmsh: mesh.tetrahedralizer = "gmsh", the Gmsh spheres).
+std::string sphere_mesher(const ExperimentContext& ctx) {
+  const std::string* v = ctx.option("spheres");
+  return v ? *v : "generator";
+}
+
+void check_spheres_option(const std::string& v) {
+  if (v != "generator" && v != "gmsh")
+    throw InputError("cecka2011 option spheres='" + v + "' is unknown (valid: generator, gmsh)");
+  if (v == "gmsh" && !mesh::have_gmsh())
+    throw InputError("cecka2011 option spheres=gmsh needs Gmsh, which this build lacks (configured without "
+                     "ELASTOBENCH_GMSH or libgmsh-dev); use spheres=generator");
+}
+
 void table16_1(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta) {
   CsvTable t({"strategy", "format", "sphere", "nodes", "elements", "rel_l2_error_fp32", "published_cpu_coo",
-              "max_rel_diff_to_cpu_opt_fp32"});
+              "max_rel_diff_to_cpu_opt_fp32", "mesher"});
+  const std::string mesher = sphere_mesher(ctx);
+  std::vector<std::string> mesh_keys;
+  if (mesher == "gmsh") mesh_keys.push_back("mesh.tetrahedralizer=\"gmsh\"");
   nlohmann::json spheres = nlohmann::json::array();
   const std::vector<linalg::Format> formats = {linalg::Format::Coo,  linalg::Format::Csr,  linalg::Format::Hyb,
                                                linalg::Format::Dcoo, linalg::Format::Dcsr, linalg::Format::Dhyb};
   for (int level = 0; level < 4; ++level) {
     for (linalg::Format f : formats) {
-      const Scenario sc = load_scenario(
-          "cecka-sphere", {"mesh.refinement=" + std::to_string(level), "nr-neohookean.format=" + linalg::to_string(f)});
+      std::vector<std::string> set = mesh_keys;
+      set.push_back("mesh.refinement=" + std::to_string(level));
+      set.push_back("nr-neohookean.format=" + linalg::to_string(f));
+      const Scenario sc = load_scenario("cecka-sphere", set);
       const NrSetup s = setup_of(sc, gpu ? Backend::Cuda : Backend::Cpu, Precision::Fp64, ctx.data_dir);
       if (f == formats.front())
         spheres.push_back({{"level", level}, {"nodes", s.num_nodes}, {"elements", s.num_elements},
@@ -146,12 +175,14 @@ void table16_1(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta) {
         const bool valid = r.checks.inverted == 0 && r.checks.first_nonfinite < 0;
         t.add_row({name, linalg::to_string(f), std::to_string(level), std::to_string(s.num_nodes),
                    std::to_string(s.num_elements), valid ? num(relative_l2(r.values, ref.values)) : "invalid: inverted",
-                   num(kPublishedTable[size_t(level)]), num(agree)});
+                   num(kPublishedTable[size_t(level)]), num(agree), mesher});
       }
     }
   }
   t.write(ctx.out_dir / "table16_1.csv");
   meta["table16_1"] = {{"spheres", spheres},
+                       {"mesher", mesher == "gmsh" ? "Gmsh (meshes/sphere.h make_sphere_tet_gmsh)"
+                                                   : "lattice generator (meshes/sphere.h make_sphere_tet)"},
                        {"state", "x = twist(0.2 z) of (1.1 X + 0.05 Y, Y, Z): a smooth deformation, no inverted element"},
                        {"reference", "fp64 AssemblyCPU_Opt (host); error = ||K32 - K64||_2 / ||K64||_2 over the entries"}};
 }
@@ -427,6 +458,91 @@ void write_comparison(const ExperimentContext& ctx, const nlohmann::json& claims
   t.write(ctx.out_dir / "comparison.csv");
 }
 
+// ---- Newton's convergence order ----
+// Iterations whose order is judged: r_k / r_0 < 1e-2 (near the solution) and r_{k+1} / r_0 > 1e-12
+// (above rounding), as tests/nr_neohookean/test_tangent.cpp's Newton test.
+bool order_judged(const std::vector<double>& r, size_t k) {
+  return k >= 1 && k + 1 < r.size() && r[k] / r[0] < 1e-2 && r[k + 1] / r[0] > 1e-12;
+}
+
+double observed_order(const std::vector<double>& r, size_t k) {
+  return std::log(r[k + 1] / r[0]) / std::log(r[k] / r[0]);
+}
+
+void newton(const ExperimentContext& ctx, nlohmann::json& meta) {
+  struct Case {
+    std::string name;
+    Precision precision;
+    std::vector<std::string> set;
+    int steps;
+  };
+  const std::vector<Case> cases = {
+      {"strict fp64 (paper: NR 1e-5, CG 1e-6)", Precision::Fp64, {"nr-neohookean.nr_tolerance=1e-5"}, 3},
+      {"strict fp32 (paper: NR 1e-5, CG 1e-6)", Precision::Fp32, {"nr-neohookean.nr_tolerance=1e-5"}, 1},
+      {"tight fp64 (NR 1e-11, CG 1e-13)", Precision::Fp64,
+       {"nr-neohookean.nr_tolerance=1e-11", "nr-neohookean.cg_tolerance=1e-13", "nr-neohookean.cg_max_iterations=50000"},
+       3},
+  };
+  CsvTable t({"case", "precision", "step", "iteration", "residual", "relative", "cg_iterations", "order",
+              "quadratic_constant", "order_judged", "converged"});
+  nlohmann::json summary = nlohmann::json::array();
+  double tight_min_order = 0;
+  int tight_judged = 0;
+  bool tight_converged = true;
+  for (const Case& c : cases) {
+    std::vector<std::string> set = c.set;
+    set.push_back("nr-neohookean.format=csr");
+    Scenario sc = load_scenario("cecka-sphere", set);
+    sc.solver.variant = "cpu-opt";
+    RunOptions o = run_options(Backend::Cpu, c.precision, ctx.max_threads);
+    o.data_dir = ctx.data_dir;
+    auto sim = nr_neohookean::make_nr_simulation(sc, o);
+    sim->advance(c.steps);
+    double min_order = 1e300;
+    int judged = 0;
+    for (const auto& rec : sim->history()) {
+      const std::vector<double>& r = rec.residuals;
+      for (size_t k = 0; k < r.size(); ++k) {
+        const bool j = order_judged(r, k);
+        const bool has_order = k >= 1 && k + 1 < r.size() && r[k + 1] > 0 && r[k] < r[0];
+        const double a = r[k] / r[0], b = has_order ? r[k + 1] / r[0] : 0;
+        if (j) {
+          min_order = std::min(min_order, observed_order(r, k));
+          ++judged;
+        }
+        t.add_row({c.name, to_string(c.precision), std::to_string(rec.step), std::to_string(k), num(r[k]),
+                   num(r[k] / r[0]), k < rec.cg_iterations.size() ? std::to_string(rec.cg_iterations[k]) : "",
+                   has_order ? num(observed_order(r, k)) : "", has_order ? num(b / (a * a)) : "", j ? "yes" : "no", rec.converged ? "yes" : rec.failure});
+      }
+      if (c.name.rfind("tight", 0) == 0) tight_converged = tight_converged && rec.converged;
+    }
+    if (c.name.rfind("tight", 0) == 0) {
+      tight_min_order = min_order;
+      tight_judged = judged;
+    }
+    summary.push_back({{"case", c.name}, {"steps", c.steps}, {"nodes", sim->setup().num_nodes},
+                       {"elements", sim->setup().num_elements}, {"judged_iterations", judged},
+                       {"min_observed_order", judged ? min_order : 0.0}});
+  }
+  t.write(ctx.out_dir / "newton.csv");
+  // Quadratic: every judged iteration of the tight case has an observed order of at least 1.8.
+  std::string verdict;
+  if (!tight_converged || tight_judged == 0)
+    verdict = "not judged: the tight fp64 case " +
+              std::string(tight_converged ? "has no iteration between 1e-2 and 1e-12 of r_0" : "did not converge");
+  else {
+    char order[32];
+    std::snprintf(order, sizeof order, "%.2f", tight_min_order);
+    verdict = std::string(tight_min_order >= 1.8 ? "quadratic" : "not quadratic") + ": smallest observed order " +
+              order + " over " + std::to_string(tight_judged) +
+              " iterations near the solution (fp64, tight CG); fp32 stops at its rounding floor";
+  }
+  meta["newton"] = {{"model", "cecka-sphere (refinement 3), CPU cpu-opt, CSR"},
+                    {"cases", summary},
+                    {"order", "log(r_{k+1}/r_0) / log(r_k/r_0); judged where r_k/r_0 < 1e-2 and r_{k+1}/r_0 > 1e-12"},
+                    {"verdict", verdict}};
+}
+
 void run_cecka2011(const ExperimentContext& ctx) {
   const fs::path meta_path = ctx.out_dir / "meta.json";
   nlohmann::json meta =
@@ -441,7 +557,9 @@ void run_cecka2011(const ExperimentContext& ctx) {
       {"hand", "camile_hand.mesh (23,641 nodes, 91,907 tets) for the paper's aim@shape hand (28,796 / 125,127), "
                "scaled to unit length (fp32 positions resolve Newton updates there); wrist end held; gravity 5 in the "
                "real-time setting, 0.1 in the strict dt = 0.2 setting (the paper's interactive loads are not stated)"},
-      {"spheres", "generated unit spheres (mesh.refinement 0..3: 64/135, 343/1080, 1728/6655, 4096/16875)"}};
+      {"spheres", sphere_mesher(ctx) == "gmsh"
+                      ? "Gmsh unit spheres (mesh.refinement 0..3: 63/137, 273/957, 1541/7006, 3358/16427)"
+                      : "generated unit spheres (mesh.refinement 0..3: 64/135, 343/1080, 1728/6655, 4096/16875)"}};
   nlohmann::json claims = nlohmann::json::array();
   if (ctx.wants("table16_1")) {
     table16_1(ctx, gpu, meta);
@@ -467,6 +585,10 @@ void run_cecka2011(const ExperimentContext& ctx) {
     realtime(ctx, gpu, meta, claims);
     write_json_atomic(meta_path, meta);
   }
+  if (ctx.wants("newton")) {
+    newton(ctx, meta);
+    write_json_atomic(meta_path, meta);
+  }
   if (!claims.empty()) write_comparison(ctx, claims);
   meta["claims"] = claims;
   write_json_atomic(meta_path, meta);
@@ -479,7 +601,11 @@ void register_experiment_cecka2011(ExperimentRegistry& r) {
          "Cecka, Lew & Darve 2011: GPU assembly (GlobalNZ, SharedNZ) for neo-Hookean Newton-Raphson + DCG (Table 16.1, "
          "Figs. 16.10-16.12, real-time hand)",
          run_cecka2011,
-         {"table16_1", "stages", "assembly", "realtime"}});
+         {"table16_1", "stages", "assembly", "realtime", "newton"},
+         {{"spheres",
+           "Table 16.1's unit spheres: generator (default; the lattice spheres of meshes/sphere.h) or gmsh "
+           "(mesh.tetrahedralizer = \"gmsh\", needs Gmsh)",
+           check_spheres_option}}});
 }
 
 }  // namespace eb

@@ -46,6 +46,7 @@
 #include "assembly/hd.h"
 #include "assembly/tet/neo_hookean.h"
 #include "assembly/tet/tet4_supplemental.h"
+#include "meshes/node_partition.h"
 #include "solvers/linalg/element_value_map.h"
 #include "solvers/linalg/linear_operator.h"
 
@@ -62,6 +63,7 @@ struct AssemblyProblem {
   const linalg::ElementValueMap* map = nullptr;  // the pattern's per-format positions
   int threads = 0;                               // host strategies: OpenMP threads (0: all)
   int device = 0;                                // device strategies: CUDA ordinal
+  mesh::NodePartitioner partitioner = mesh::NodePartitioner::Greedy;  // SharedNZ's node partitions
 };
 
 // Element checks accumulated by record_element (host: GCC atomics from OpenMP threads; device:

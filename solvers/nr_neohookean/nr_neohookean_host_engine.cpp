@@ -220,6 +220,7 @@ std::unique_ptr<EngineInput<T>> make_engine_input(const NrSetup& setup, int thre
   in.problem.map = &setup.map;
   in.problem.threads = threads;
   in.problem.device = device;
+  in.problem.partitioner = mesh::parse_node_partitioner(setup.options.partitioner);
   in.cg.preconditioner = linalg::Preconditioner::Jacobi;
   in.cg.tolerance = setup.options.cg_tolerance;
   in.cg.max_iterations = setup.options.cg_max_iterations;

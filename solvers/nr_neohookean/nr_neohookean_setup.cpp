@@ -39,6 +39,13 @@ void validate_nr_options(const NrOptions& o) {
   } catch (const InputError& e) {
     throw InputError(std::string("scenario key 'nr-neohookean.node_order': ") + e.what());
   }
+  try {
+    if (mesh::parse_node_partitioner(o.partitioner) == mesh::NodePartitioner::Metis && !mesh::have_metis())
+      throw InputError("metis needs METIS, which this build lacks (configured without ELASTOBENCH_METIS or "
+                       "libmetis-dev); use greedy");
+  } catch (const InputError& e) {
+    throw InputError(std::string("scenario key 'nr-neohookean.partitioner': ") + e.what());
+  }
 }
 
 std::vector<VariantInfo> nr_variants(Backend backend) {

@@ -47,6 +47,9 @@ struct NrOptions {
   // up to this many times before the step is reported as failed.
   int max_step_halvings = 8;
   std::string node_order = "rcm";  // meshes/reorder.h
+  // SharedNZ's node partitions (meshes/node_partition.h): "greedy" (the paper's 16.3.2) or
+  // "metis" (needs ELASTOBENCH_HAVE_METIS). Other strategies ignore it.
+  std::string partitioner = "greedy";
 };
 template <class V> void visit(V& v, NrOptions& o) {
   v("format", o.format);
@@ -59,6 +62,7 @@ template <class V> void visit(V& v, NrOptions& o) {
   v("cg_max_iterations", o.cg_max_iterations);
   v("max_step_halvings", o.max_step_halvings);
   v("node_order", o.node_order);
+  v("partitioner", o.partitioner);
 }
 void validate_nr_options(const NrOptions& o);  // InputError naming nr-neohookean.KEY
 

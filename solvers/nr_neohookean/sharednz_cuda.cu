@@ -78,8 +78,9 @@ struct Variant {
 template <class T>
 SharedNzPlan build_plan(const AssemblyProblem<T>& p, const Variant& v, const std::string& name) {
   if (!p.connectivity || !p.supplemental || !p.map) throw InputError(name + ": incomplete assembly problem");
-  const mesh::NodePartition partition = mesh::greedy_node_partition(
-      std::size_t(p.nodes), tets_of(*p.connectivity), sharednz_budget(block_budget(p.device, v.budget), sizeof(T)));
+  const mesh::NodePartition partition =
+      mesh::partition_nodes(std::size_t(p.nodes), tets_of(*p.connectivity),
+                            sharednz_budget(block_budget(p.device, v.budget), sizeof(T)), p.partitioner);
   return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition, v.block_lists, v.threads);
 }
 

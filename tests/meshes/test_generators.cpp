@@ -205,6 +205,38 @@ TEST(Sphere, IcosphereIsClosedAndOutward) {
   EXPECT_GT(surface_volume(s), 0.99 * 4.0 / 3.0 * M_PI * 8.0);
 }
 
+// mesh.source = "sphere" with mesh.tetrahedralizer = "gmsh": Table 16.1's sizes within 25%.
+TEST(Gmsh, CeckaSpheresNearTable16_1) {
+  MeshSpec spec;
+  spec.source = "sphere";
+  spec.tetrahedralizer = "gmsh";
+  if (!have_gmsh()) {
+    try {
+      build_tet_mesh(spec, {});
+      FAIL() << "Gmsh sphere built without Gmsh";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("mesh.tetrahedralizer"), std::string::npos) << e.what();
+    }
+    GTEST_SKIP() << "Gmsh not compiled in";
+  }
+  const double cecka_nodes[4] = {63, 305, 1700, 3600}, cecka_elems[4] = {120, 960, 7100, 16500};
+  const double exact = 4.0 / 3.0 * M_PI;
+  double previous_err = 1;
+  for (int level = 0; level < 4; ++level) {
+    spec.refinement = level;
+    const TetMesh m = build_tet_mesh(spec, {});
+    std::printf("Gmsh sphere level %d (size %.3f): %zu nodes, %zu tetrahedra\n", level, gmsh_sphere_size(level),
+                m.nodes.size(), m.elems.size());
+    for (const auto& t : m.elems) ASSERT_EQ(tet_state(m.nodes, t), ElementState::Ok);
+    EXPECT_NEAR(double(m.nodes.size()) / cecka_nodes[level], 1.0, 0.25) << level;
+    EXPECT_NEAR(double(m.elems.size()) / cecka_elems[level], 1.0, 0.25) << level;
+    const double err = std::abs(tet_volume(m) - exact) / exact;
+    EXPECT_LT(err, previous_err) << level;
+    previous_err = err;
+  }
+  EXPECT_LT(previous_err, 0.03);
+}
+
 TEST(Gmsh, SphereTetrahedralization) {
   const TriSurface s = make_icosphere(5);
   TetrahedralizeOptions o;

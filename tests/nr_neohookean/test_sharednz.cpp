@@ -7,6 +7,8 @@
 #include <set>
 
 #include "meshes/node_partition.h"
+#include "meshes/reorder.h"
+#include "solvers/nr_neohookean/nr_neohookean_setup.h"
 #include "solvers/nr_neohookean/sharednz_plan.h"
 #include "test_sharednz_util.h"
 
@@ -26,11 +28,11 @@ mesh::NodePartition partition_of(const test::StrategyCase<double>& c, std::size_
 
 template <class T>
 SharedNzPlan plan_of(const test::StrategyCase<T>& c, std::size_t shared, bool block_lists = false,
-                     int threads = kSharedNzThreads) {
+                     int threads = kSharedNzThreads, mesh::NodePartitioner by = mesh::NodePartitioner::Greedy) {
   std::vector<std::array<int32_t, 4>> tets(c.conn.size() / 4);
   for (std::size_t e = 0; e < tets.size(); ++e)
     for (std::size_t a = 0; a < 4; ++a) tets[e][a] = c.conn[4 * e + a];
-  const auto p = mesh::greedy_node_partition(std::size_t(c.nodes), tets, sharednz_budget(shared, sizeof(T)));
+  const auto p = mesh::partition_nodes(std::size_t(c.nodes), tets, sharednz_budget(shared, sizeof(T)), by);
   return make_sharednz_plan(c.nodes, c.conn, c.map, p, block_lists, threads);
 }
 
@@ -115,7 +117,8 @@ TEST(SharedNzPlan, ArraysCoverEveryEntryOnceWithinTheBudget) {
 
 template <class T>
 void expect_reference_matches_cpu(const mesh::TetMesh& m, const std::vector<linalg::Format>& formats,
-                                  const std::vector<std::size_t>& budgets, tet::SupplementalForm form) {
+                                  const std::vector<std::size_t>& budgets, tet::SupplementalForm form,
+                                  mesh::NodePartitioner by = mesh::NodePartitioner::Greedy) {
   for (linalg::Format f : formats) {
     const auto c = make_case<T>(m, f, 5, form);
     const auto ref = test::cpu_reference(*c);
@@ -123,9 +126,9 @@ void expect_reference_matches_cpu(const mesh::TetMesh& m, const std::vector<lina
     for (std::size_t shared : budgets)
       for (bool block_lists : {false, true}) {
         if (block_lists && shared != kH100Shared) continue;  // sharednz-block's budget only
-        const SharedNzPlan plan = plan_of(*c, shared, block_lists);
+        const SharedNzPlan plan = plan_of(*c, shared, block_lists, kSharedNzThreads, by);
         test::expect_close(ref, run_reference(*c, plan), test::addressed(c->map), test::tolerance<T>(),
-                           c->label + " shared " + std::to_string(shared) + " blocks " + std::to_string(plan.blocks()) +
+                           c->label + " " + mesh::to_string(by) + " shared " + std::to_string(shared) + " blocks " + std::to_string(plan.blocks()) +
                                lists_name(block_lists));
       }
   }
@@ -157,6 +160,44 @@ TEST(SharedNzPlan, HostReferenceEqualsCpuAssemblyOnTheHand) {
   if (dir.empty() || !std::filesystem::exists(dir / "camile_hand.mesh")) GTEST_SKIP() << "camile_hand.mesh absent";
   const auto m = mesh::read_tet_mesh(dir / "camile_hand.mesh");
   expect_reference_matches_cpu<float>(m, {linalg::Format::Dhyb}, {kH100Shared}, tet::SupplementalForm::Full9);
+}
+
+// nr-neohookean.partitioner = "metis": the same equality with METIS's partitions.
+TEST(SharedNzPlan, HostReferenceWithMetisPartitionsEqualsCpuAssembly) {
+  if (!mesh::have_metis()) GTEST_SKIP() << "METIS not compiled in";
+  const auto sphere = mesh::make_sphere_tet(2);
+  expect_reference_matches_cpu<double>(sphere, {linalg::Format::Csr, linalg::Format::Dhyb},
+                                       {kH100Shared, kFermiSharedBytes}, tet::SupplementalForm::Full9,
+                                       mesh::NodePartitioner::Metis);
+  expect_reference_matches_cpu<float>(sphere, {linalg::Format::Dcoo}, {kH100Shared}, tet::SupplementalForm::Full9,
+                                      mesh::NodePartitioner::Metis);
+  const auto dir = test::data_dir();
+  if (dir.empty() || !std::filesystem::exists(dir / "camile_hand.mesh")) GTEST_SKIP() << "camile_hand.mesh absent";
+  expect_reference_matches_cpu<float>(mesh::read_tet_mesh(dir / "camile_hand.mesh"), {linalg::Format::Dhyb},
+                                      {kH100Shared}, tet::SupplementalForm::Full9, mesh::NodePartitioner::Metis);
+}
+
+// The option is validated: an unknown partitioner, and metis in a build without METIS, name the key.
+TEST(SharedNzPlan, PartitionerOptionIsValidated) {
+  NrOptions o;
+  o.partitioner = "spectral";
+  try {
+    validate_nr_options(o);
+    FAIL() << "unknown partitioner accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nr-neohookean.partitioner"), std::string::npos) << e.what();
+  }
+  o.partitioner = "metis";
+  if (mesh::have_metis()) {
+    EXPECT_NO_THROW(validate_nr_options(o));
+  } else {
+    try {
+      validate_nr_options(o);
+      FAIL() << "metis accepted without METIS";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("nr-neohookean.partitioner"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SharedNzPlan, AnInvertedElementIsReportedOnceThoughComputedByManyBlocks) {
