@@ -185,7 +185,7 @@ Lists block_reduce_lists(const std::vector<int32_t>& conn, const linalg::Element
     for (; i < pairs.size() && int64_t(pairs[i] >> kValueBits) == key; ++i) {
     }
     // A representative source (any element of the list gives the same positions); -1: a node
-    // without elements (its force list has only the placeholder).
+    // without elements (its force list holds only the -1 marker entry).
     int32_t rep = -1;
     for (std::size_t q = first; q < i && rep < 0; ++q) rep = int32_t(pairs[q] & mask) - 1;
     int32_t targets[9];
