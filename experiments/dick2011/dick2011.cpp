@@ -407,6 +407,9 @@ void run_accuracy(const ExperimentContext& ctx, const std::vector<int>& sizes, i
 // too and every row measured against both (energy_factor_pcg_reference); above, against the
 // MG-PCG reference only (the direct solve of the 269K bunny would need hours and ~55 GB).
 constexpr int64_t kDirectMaxElements = 50000;
+// --quick: the sparse direct solve dominates the part's time from a few thousand hexahedra on, so
+// the quick run keeps it (and the direct-vs-MG-PCG cross-check) for the smallest shapes only.
+constexpr int64_t kQuickDirectMaxElements = 2048;
 constexpr double kPcgReferenceTolerance = 1e-13;
 
 void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_sizes, nlohmann::json& meta) {
@@ -431,12 +434,13 @@ void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_size
   for (int size : bunny_sizes)
     cases.push_back({"bunny_" + std::to_string(size), "the dick2011 bunny", load_scenario(kBunnyScenario, bunny_overrides(ctx, size))});
   nlohmann::json names = nlohmann::json::array(), studies = nlohmann::json::object();
+  const int64_t direct_max = ctx.quick ? kQuickDirectMaxElements : kDirectMaxElements;
   for (const Case& c : cases) {
     dick2011::FactorStudyOptions o;
     o.threads = ctx.max_threads;
     o.data_dir = ctx.data_dir;
     o.pcg_tolerance = kPcgReferenceTolerance;
-    o.direct_max_elements = kDirectMaxElements;
+    o.direct_max_elements = direct_max;
     if (!ctx.quiet) std::cerr << "dick2011: shape " << c.name << "\n";
     const dick2011::FactorStudy st = dick2011::measure_factors(c.sc, o);
     const std::string elements = std::to_string(st.elements), levels = std::to_string(st.levels);
@@ -477,18 +481,18 @@ void run_shapes(const ExperimentContext& ctx, const std::vector<int>& bunny_size
       {"step", "the first step from rest, CPU fp64, initial guess 0"},
       {"stop", "relative residual |r_k|/|r_0| <= 1e-10 or 30 iterations, per construction"},
       {"reference_direct", "Eigen SimplicialLDLT (fp64) with one step of iterative refinement, models up to " +
-                               std::to_string(kDirectMaxElements) + " hexahedra; there every row is also measured "
+                               std::to_string(direct_max) + " hexahedra; there every row is also measured "
                                "against the MG-PCG reference (energy_factor_pcg_reference)"},
       {"reference_mg_pcg", "CG preconditioned by the symmetric smoothed-P V-cycle (the smoothed_p_pcg hierarchy) "
                            "from 0 until its recurrence residual fell to " + CsvTable::num(kPcgReferenceTolerance) +
                            " |b| (the true |b - A x|/|b| reached: pcg_reference_relative_residual in mg_shapes_studies), "
-                           "models above " + std::to_string(kDirectMaxElements) + " hexahedra"},
+                           "models above " + std::to_string(direct_max) + " hexahedra"},
       {"energy_floor", "energy factors only while ||e_k||_A > 1e-11 ||e_0||_A (= ||x||_A): below, the references' "
                        "own errors (a few 1e-14 of ||x||_A) would show; energy_factor is empty there, energy_error "
                        "is as measured"},
       {"pcg_reference_tolerance", kPcgReferenceTolerance},
       {"energy_floor_relative", dick2011::FactorStudyOptions().energy_floor},
-      {"direct_max_elements", kDirectMaxElements}};
+      {"direct_max_elements", direct_max}};
 }
 
 // ParaView output: volume frames through the runner and the bound render surface (Sec. 5).
