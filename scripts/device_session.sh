@@ -13,6 +13,7 @@
 #   corot   `reproduce campo2015` in full (corot-cg), EB_CAMPO_TIMEOUT s (default 330)      ~4 min
 #   nr      `reproduce cecka2011` in full (nr-neohookean), EB_CECKA_TIMEOUT s (default 300),
 #           then bench_device_assembly                                                    ~5 min
+#   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
 #   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
 #           matrix (EB_SPARSE_SIZES, default the ~0.1M and ~1M DOF matrices and the real meshes;
 #           box240, box400, bunny256 each in a call of their own), 5 repetitions, EB_SPARSE_BUDGET s
@@ -210,7 +211,19 @@ for part in $parts; do
         echo "bench_device_assembly exit $?"
       fi
       tar czf "$OUT/cecka2011.tgz" -C $R . ;;
-    *) echo "unknown part '$part' (common, gputests, tled, hexmg, bcsr, corot, nr, sanitize, repeat, sparse)"; exit 2 ;;
+    h2h)
+      # `reproduce head-to-head`, one experiment part per process into one folder (a part that
+      # runs out of time loses only itself): EB_H2H_PARTS (default corot solvers nonlinear scale),
+      # EB_H2H_SECONDS seconds each (default 240), EB_H2H_OPTIONS extra arguments (--option K=V).
+      R=/tmp/eb_h2h; rm -rf $R
+      for p in ${EB_H2H_PARTS:-corot solvers nonlinear scale}; do
+        timeout "${EB_H2H_SECONDS:-240}" "$B/bin/elastobench" reproduce head-to-head --no-report -q -o $R --parts "$p" \
+          ${EB_H2H_OPTIONS:-} > "$OUT/head-to-head_$p.log" 2>&1
+        echo "head-to-head $p exit $?"
+      done
+      find $R -name vtk -type d -prune -exec rm -rf {} +
+      tar czf "$OUT/head-to-head.tgz" -C $R . ;;
+    *) echo "unknown part '$part' (common, gputests, tled, hexmg, bcsr, corot, nr, sanitize, repeat, sparse, h2h)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done
