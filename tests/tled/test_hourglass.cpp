@@ -156,14 +156,14 @@ TYPED_TEST(Hourglass, MatrixIsSymmetricPositiveSemidefinite) {
   EXPECT_EQ(hourglass_index(7, 7), kHourglassEntries - 1);
 }
 
-// The cantilever at element size 0.025 (40 x 4 x 4 hexahedra), from rest under gravity; the
+// The cantilever at element size h (0.025: 40 x 4 x 4 hexahedra), from rest under gravity; the
 // sag at the tip and whether the run came to rest.
-double cantilever_sag(const std::string& variant, double end_time, bool* rested) {
+double cantilever_sag(const std::string& variant, double end_time, bool* rested, double h = 0.025) {
   RunRequest req;
   req.method = "tled";
   req.variant = variant;
   req.options.threads = 1;
-  req.scenario = load_scenario("cantilever", {"mesh.element_size=0.025", "time.dt=0",
+  req.scenario = load_scenario("cantilever", {"mesh.element_size=" + std::to_string(h), "time.dt=0",
                                               "time.end_time=" + std::to_string(end_time)});
   req.scenario_origin = "cantilever";
   req.write_files = false;
@@ -187,6 +187,24 @@ TEST(HourglassCantilever, SagWithinThreePercentOfConvergedOnlyWithControl) {
               with * 1e3, without * 1e3, kConverged * 1e3);
   EXPECT_LT(std::abs(with / kConverged - 1.0), 0.03);
   EXPECT_GT(std::abs(without / kConverged - 1.0), 0.05);
+}
+
+// Label `long` (tests/tled/CMakeLists.txt; ~10 s of one core at 0.0125): with control the sag
+// converges toward 14.73 mm as the mesh is refined (16.06, 15.02, 14.81 mm: +9.0%, +2.0%, +0.5%).
+TEST(HourglassCantileverLong, ConvergesTowardConvergedSag) {
+  constexpr double kConverged = 14.73e-3;
+  double last = 1e9;
+  for (double h : {0.05, 0.025, 0.0125}) {
+    bool rested = false;
+    const double sag = cantilever_sag("hourglass", 1.0, &rested, h);
+    const double err = std::abs(sag / kConverged - 1.0);
+    std::printf("cantilever h = %.4f: sag %.3f mm with hourglass control (%+.2f%%)\n", h, sag * 1e3,
+                100 * (sag / kConverged - 1.0));
+    EXPECT_TRUE(rested) << h;
+    EXPECT_LT(err, last) << "no convergence at element size " << h;
+    last = err;
+  }
+  EXPECT_LT(last, 0.01);
 }
 
 TEST(HourglassOptions, BadKappaIsRejectedNamingTheKey) {
