@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kElementBlock)
     J = tled_element_forces<T, Damage>(ue, G, p.V[e], p.mat, &beta, f);
     if constexpr (Damage) p.beta[e] = beta;
     if constexpr (Asm == Assembly::Hourglass) {
-      // The matrix entries are read as they are used (36 more registers would not pay).
+      // The matrix entries are read as they are used (each once).
       const T* hg = p.hg + e;
       const int64_t E = p.E;
       T f8[8][3];
