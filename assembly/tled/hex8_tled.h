@@ -15,9 +15,12 @@
 //   f_a    = V0 P grad_X N_a = (V0 P G) s_a = H s_a,       P = F S            (Eq. 11)
 // and since antipodal nodes have s_abar = -s_a, f_abar = -f_a: only nodes 0..3 are computed.
 //
-// Hourglass control: none, as in the paper (its Sec. 4 lists it as future work). Homogeneous
-// deformations such as the cube compression of the paper do not excite the zero-energy modes of
-// the under-integrated hexahedron; general loadings would need it.
+// Hourglass control: none in the paper (its Sec. 4 lists it as future work): homogeneous
+// deformations such as its cube compression do not excite the zero-energy modes of the
+// under-integrated hexahedron, but bending does. The `hourglass` variant adds the TLED hourglass
+// forces of Joldes, Wittek & Miller 2008 (Commun. Numer. Meth. Engng 24:1315), the perturbation
+// control of Flanagan & Belytschko 1981 written in the reference configuration (see
+// hex8_hourglass_matrix below): f_hg = K_hg u with a constant 8 x 8 matrix per element.
 #include <cmath>
 
 #include "assembly/hd.h"
@@ -202,6 +205,99 @@ EB_HD T tled_element_forces(const T u[8][3], const T G[9], T volume, const TledM
       f[a][i] = h0 + h1 + h2;
     }
   return st.J;
+}
+
+// Hourglass base vector h_alpha (alpha = 0..3) at node a: the products of natural signs
+// xi eta, eta zeta, xi zeta and xi eta zeta. Each is orthogonal to the constant vector and to the
+// three sign vectors s_k, so it is invisible to the one-point gradient D = sum_a u_a s_a^T.
+EB_HD constexpr int hex_hourglass_base(int alpha, int a) {
+  return alpha == 0   ? hex_sign(a, 0) * hex_sign(a, 1)
+         : alpha == 1 ? hex_sign(a, 1) * hex_sign(a, 2)
+         : alpha == 2 ? hex_sign(a, 0) * hex_sign(a, 2)
+                      : hex_sign(a, 0) * hex_sign(a, 1) * hex_sign(a, 2);
+}
+
+// Entries of the symmetric 8 x 8 hourglass matrix kept per element: the upper triangle, row by
+// row (a <= b).
+constexpr int kHourglassEntries = 36;
+EB_HD constexpr int hourglass_index(int a, int b) {
+  return a <= b ? a * 8 - a * (a - 1) / 2 + (b - a) : b * 8 - b * (b - 1) / 2 + (a - b);
+}
+
+// Pre-computation of the hourglass control (Joldes, Wittek & Miller 2008): from the reference
+// node positions x, the element's G (grad_X N_a = B_a = G s_a, as the force path) and volume,
+//   gamma_alpha = h_alpha - B (x^T h_alpha)          (Flanagan-Belytschko shape vectors, 8 each)
+//   k = kappa_hg (lambda + 2 mu) V sum_{a,j} B_aj^2 / 8 = kappa_hg (lambda + 2 mu) V |G|_F^2
+//   K_hg = k sum_alpha gamma_alpha gamma_alpha^T      (packed upper triangle, hourglass_index)
+// (the coefficient as in NiftySim's tledElementH8, the implementation of that paper; sum_a
+// s_a s_a^T = 8 I gives the |G|_F^2 form). Since sum_a B_a x_a^T = G (8 J0^T) = I and
+// sum_a B_a = 0, gamma_alpha^T u = 0 for every field u linear in X (rigid motions, finite
+// rotations included, and uniform strains), and gamma_alpha^T h_beta = 8 delta_alpha_beta.
+template <class T>
+EB_HD void hex8_hourglass_matrix(const T x[8][3], const T G[9], T volume, T lambda_2mu, T kappa_hg,
+                                 T K[kHourglassEntries]) {
+  T gamma[4][8];
+  for (int al = 0; al < 4; ++al) {
+    T xh[3] = {T(0), T(0), T(0)};  // x^T h_alpha
+    for (int b = 0; b < 8; ++b)
+      for (int j = 0; j < 3; ++j) xh[j] += x[b][j] * T(hex_hourglass_base(al, b));
+    for (int a = 0; a < 8; ++a) {
+      T dN[3];
+      hex8_shape_gradient(G, a, dN);
+      gamma[al][a] = T(hex_hourglass_base(al, a)) - (dN[0] * xh[0] + dN[1] * xh[1] + dN[2] * xh[2]);
+    }
+  }
+  T g2 = T(0);
+  for (int k = 0; k < 9; ++k) g2 += G[k] * G[k];
+  const T k = kappa_hg * lambda_2mu * volume * g2;
+  for (int a = 0; a < 8; ++a)
+    for (int b = a; b < 8; ++b) {
+      T acc = T(0);
+      for (int al = 0; al < 4; ++al) acc += gamma[al][a] * gamma[al][b];
+      K[hourglass_index(a, b)] = k * acc;
+    }
+}
+
+// The device compiler must unroll the hourglass product fully: left to itself it kept the
+// triangular loop, indexed u and f at run time and so put both in local memory (ptxas: a 192-byte
+// stack frame in fp32, 384 in fp64). Host compilers ignore it.
+#if defined(__CUDA_ARCH__)
+#define EB_TLED_UNROLL _Pragma("unroll")
+#else
+#define EB_TLED_UNROLL
+#endif
+
+// Nodal hourglass forces f_a += sum_b K_ab u_b (per component), added to f (8 nodes). K(i)
+// returns packed entry i, so each backend reads its own layout; each entry is read once.
+template <class T, class Entry>
+EB_HD void tled_hourglass_forces(const T u[8][3], const Entry& K, T f[8][3]) {
+  EB_TLED_UNROLL
+  for (int a = 0; a < 8; ++a) {
+    EB_TLED_UNROLL
+    for (int b = 0; b < 8; ++b) {
+      if (b < a) continue;  // the upper triangle, with constant trip counts to unroll
+      const T kab = K(hourglass_index(a, b));
+      EB_TLED_UNROLL
+      for (int d = 0; d < 3; ++d) f[a][d] += kab * u[b][d];
+      if (b != a) {
+        EB_TLED_UNROLL
+        for (int d = 0; d < 3; ++d) f[b][d] += kab * u[a][d];
+      }
+    }
+  }
+}
+
+// The 8 nodal forces of the hourglass variant: the paper's forces of nodes 0..3 (f4) spread to
+// the antipodes (f_abar = -f_a) plus the hourglass forces, which do not share that symmetry.
+template <class T, class Entry>
+EB_HD void tled_forces_with_hourglass(const T u[8][3], const T f4[4][3], const Entry& K, T f[8][3]) {
+  EB_TLED_UNROLL
+  for (int a = 0; a < 8; ++a) {
+    const int k = a < 4 ? a : hex_antipode(a);
+    EB_TLED_UNROLL
+    for (int d = 0; d < 3; ++d) f[a][d] = a < 4 ? f4[k][d] : -f4[k][d];
+  }
+  tled_hourglass_forces(u, K, f);
 }
 
 // Cauchy von Mises stress sigma = (1/J) F S F^T of a (possibly damage-scaled) PK2 stress.

@@ -51,8 +51,9 @@ class TledCpu final : public TledSimulationBase {
     for (size_t e = 0; e < E; ++e) V_[e] = T(setup_.volume[e]);
     a_.resize(N);
     for (size_t n = 0; n < N; ++n) a_[n] = T(setup_.a[n]);
-    if (Asm == Assembly::Gather)
-      fe_.assign(3 * 4 * E, T(0));
+    if (Asm == Assembly::Hourglass) hg_.assign(setup_.hourglass.begin(), setup_.hourglass.end());
+    if (gathers(Asm))
+      fe_.assign(3 * size_t(kSlots) * E, T(0));
     else
       fnode_.assign(3 * N, T(0));
     material_ = {T(setup_.mu), T(setup_.kappa), T(setup_.damage.gamma), T(setup_.damage.m), T(setup_.damage.psi0)};
@@ -146,7 +147,13 @@ class TledCpu final : public TledSimulationBase {
       } else {
         first_nonfinite = std::min(first_nonfinite, e);
       }
-      if constexpr (Asm == Assembly::Gather) {
+      if constexpr (Asm == Assembly::Hourglass) {
+        T f8[8][3];
+        const T* K = &hg_[size_t(kHourglassEntries) * e];
+        tled_forces_with_hourglass(ue, f, [K](int i) { return K[i]; }, f8);
+        for (int k = 0; k < 8; ++k)
+          for (int d = 0; d < 3; ++d) fe_[3 * (size_t(k) * E + e) + d] = f8[k][d];
+      } else if constexpr (Asm == Assembly::Gather) {
         for (int k = 0; k < 4; ++k)
           for (int d = 0; d < 3; ++d) fe_[3 * (size_t(k) * E + e) + d] = f[k][d];
       } else {
@@ -181,7 +188,7 @@ class TledCpu final : public TledSimulationBase {
 #pragma omp for schedule(static)
     for (int64_t n = 0; n < N; ++n) {
       T p[3] = {T(0), T(0), T(0)};
-      if constexpr (Asm == Assembly::Gather) {
+      if constexpr (gathers(Asm)) {
         for (int32_t s = off[n]; s < off[n + 1]; ++s) {
           const int32_t code = idx[s];
           const T* fs = &fe_[3 * size_t(code >> 1)];
@@ -233,8 +240,9 @@ class TledCpu final : public TledSimulationBase {
     }
   }
 
+  static constexpr int kSlots = slots_per_element(Asm);
   int threads_ = 1;
-  std::vector<T> u_, u_prev_, beta_, G_, V_, a_, fe_, fnode_;
+  std::vector<T> u_, u_prev_, beta_, G_, V_, a_, fe_, fnode_, hg_;
   TledMaterial<T> material_;
 };
 
@@ -245,6 +253,10 @@ std::unique_ptr<Simulation> make_cpu_typed(TledSetup s, const RunOptions& o) {
   if (asmb == Assembly::Gather) {
     if (dmg) return std::make_unique<TledCpu<T, true, Assembly::Gather>>(std::move(s), o);
     return std::make_unique<TledCpu<T, false, Assembly::Gather>>(std::move(s), o);
+  }
+  if (asmb == Assembly::Hourglass) {
+    if (dmg) return std::make_unique<TledCpu<T, true, Assembly::Hourglass>>(std::move(s), o);
+    return std::make_unique<TledCpu<T, false, Assembly::Hourglass>>(std::move(s), o);
   }
   if (dmg) return std::make_unique<TledCpu<T, true, Assembly::Atomic>>(std::move(s), o);
   return std::make_unique<TledCpu<T, false, Assembly::Atomic>>(std::move(s), o);

@@ -132,23 +132,24 @@ class TledCuda final : public TledSimulationBase {
   std::size_t device_bytes() const override { return allocated_; }
 
  protected:
-  // u^n is U[parity], u^{n-1} U[1 - parity]; element forces are stored [(d * 4 + k) E + e]
-  // here and [3 (k E + e) + d] in the neutral layout.
+  // u^n is U[parity], u^{n-1} U[1 - parity]; element forces are stored [(d * S + k) E + e]
+  // here (S slots per element: 4, or 8 with hourglass control) and [3 (k E + e) + d] in the
+  // neutral layout.
   std::vector<double> read_array(PhaseArray a) override {
     const std::vector<T> v = buffer_of(a).to_host();
     if (a != PhaseArray::fe) return std::vector<double>(v.begin(), v.end());
     std::vector<double> out(v.size());
-    const size_t E = size_t(setup_.num_elements);
-    for (size_t slot = 0; slot < 4 * E; ++slot)
-      for (size_t d = 0; d < 3; ++d) out[3 * slot + d] = double(v[d * 4 * E + slot]);
+    const size_t SE = size_t(kSlots) * size_t(setup_.num_elements);
+    for (size_t slot = 0; slot < SE; ++slot)
+      for (size_t d = 0; d < 3; ++d) out[3 * slot + d] = double(v[d * SE + slot]);
     return out;
   }
   void write_array(PhaseArray a, const std::vector<double>& values) override {
     std::vector<T> v(values.size());
-    const size_t E = size_t(setup_.num_elements);
+    const size_t SE = size_t(kSlots) * size_t(setup_.num_elements);
     if (a == PhaseArray::fe) {
-      for (size_t slot = 0; slot < 4 * E; ++slot)
-        for (size_t d = 0; d < 3; ++d) v[d * 4 * E + slot] = T(values[3 * slot + d]);
+      for (size_t slot = 0; slot < SE; ++slot)
+        for (size_t d = 0; d < 3; ++d) v[d * SE + slot] = T(values[3 * slot + d]);
     } else {
       for (size_t i = 0; i < v.size(); ++i) v[i] = T(values[i]);
     }
@@ -210,10 +211,16 @@ class TledCuda final : public TledSimulationBase {
     put(a_, cast_vec<T>(setup_.a), "tled central-difference a");
     put(mask_, setup_.constrained, "tled constraint masks");
     if (Damage) put(beta_, std::vector<T>(E, T(0)), "tled damage history");
-    if (Asm == Assembly::Gather) {
+    if (Asm == Assembly::Hourglass) {
+      std::vector<T> hg(size_t(kHourglassEntries) * E);
+      for (int64_t e = 0; e < E; ++e)
+        for (int i = 0; i < kHourglassEntries; ++i) hg[i * E + e] = T(setup_.hourglass[kHourglassEntries * e + i]);
+      put(hg_, hg, "tled hourglass matrices");
+    }
+    if (gathers(Asm)) {
       put(slot_offset_, setup_.slot_offset, "tled slot offsets");
       put(slot_index_, setup_.slot_index, "tled slot lists");
-      put(fe_, std::vector<T>(12 * E, T(0)), "tled element forces");
+      put(fe_, std::vector<T>(3 * kSlots * E, T(0)), "tled element forces");
     } else {
       put(fnode_, std::vector<T>(3 * N, T(0)), "tled nodal forces");
     }
@@ -259,7 +266,7 @@ class TledCuda final : public TledSimulationBase {
     put(presc_value_, pval, "tled prescribed values");
     put(presc_mask_, pmask, "tled prescribed masks");
 
-    element_args_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), fnode_.data(),
+    element_args_ = {E,        conn_.data(), G_.data(), V_.data(), beta_.data(), fe_.data(), hg_.data(), fnode_.data(),
            {T(setup_.mu), T(setup_.kappa), T(setup_.damage.gamma), T(setup_.damage.m), T(setup_.damage.psi0)},
            checks_.data(), warp_min_j_.data()};
     node_args_ = {N,        E,        slot_offset_.data(), slot_index_.data(), fe_.data(), fnode_.data(),
@@ -387,11 +394,13 @@ class TledCuda final : public TledSimulationBase {
       const double w = sizeof(T);
       const double E = double(setup_.num_elements), N = double(setup_.num_nodes);
       // Element kernel DRAM-minimum bytes: connectivity, G, V, u (once per node), damage
-      // history, and the forces written (gather) -- see PERF_NOTES.md.
+      // history, the hourglass matrices and the forces written (gather) -- see PERF_NOTES.md.
+      const double stored = 3.0 * kSlots;
       const double elem_bytes = E * (32.0 + 10.0 * w + (Damage ? 2.0 * w : 0.0)) + N * 3.0 * w +
-                                (Asm == Assembly::Gather ? E * 12.0 * w : N * 3.0 * w);
-      const double node_bytes = (Asm == Assembly::Gather ? (N + 1) * 4.0 + double(setup_.slot_index.size()) * 4.0 + E * 12.0 * w
-                                                         : N * 6.0 * w) +
+                                (Asm == Assembly::Hourglass ? E * double(kHourglassEntries) * w : 0.0) +
+                                (gathers(Asm) ? E * stored * w : N * 3.0 * w);
+      const double node_bytes = (gathers(Asm) ? (N + 1) * 4.0 + double(setup_.slot_index.size()) * 4.0 + E * stored * w
+                                              : N * 6.0 * w) +
                                 N * (10.0 * w + 1.0);
       const double me = median(te), mn = median(tn), mb = median(tb);
       j["element_us"] = me;
@@ -427,6 +436,7 @@ class TledCuda final : public TledSimulationBase {
     return j;
   }
 
+  static constexpr int kSlots = slots_per_element(Asm);
   int device_ = 0;
   std::string gpu_name_;
   cudaStream_t stream_ = nullptr;
@@ -435,7 +445,7 @@ class TledCuda final : public TledSimulationBase {
   std::size_t allocated_ = 0;
 
   cuda::DeviceBuffer<int32_t> conn_, slot_offset_, slot_index_, force_node_, force_curve_, presc_node_, presc_curve_;
-  cuda::DeviceBuffer<T> G_, V_, a_, beta_, fe_, fnode_, force_value_, presc_value_, warp_min_j_;
+  cuda::DeviceBuffer<T> G_, V_, a_, beta_, fe_, fnode_, hg_, force_value_, presc_value_, warp_min_j_;
   cuda::DeviceBuffer<T> U_[2];
   cuda::DeviceBuffer<uint8_t> mask_, force_free_, presc_mask_;
   cuda::DeviceBuffer<long long> step_ctr_;
@@ -452,6 +462,10 @@ std::unique_ptr<Simulation> make_cuda_tex(TledSetup s, const RunOptions& o) {
   if (s.assembly == Assembly::Gather) {
     if (dmg) return std::make_unique<TledCuda<T, Texture, true, Assembly::Gather>>(std::move(s), o);
     return std::make_unique<TledCuda<T, Texture, false, Assembly::Gather>>(std::move(s), o);
+  }
+  if (s.assembly == Assembly::Hourglass) {
+    if (dmg) return std::make_unique<TledCuda<T, Texture, true, Assembly::Hourglass>>(std::move(s), o);
+    return std::make_unique<TledCuda<T, Texture, false, Assembly::Hourglass>>(std::move(s), o);
   }
   if (dmg) return std::make_unique<TledCuda<T, Texture, true, Assembly::Atomic>>(std::move(s), o);
   return std::make_unique<TledCuda<T, Texture, false, Assembly::Atomic>>(std::move(s), o);
@@ -470,8 +484,9 @@ std::size_t device_bytes_of(const TledSetup& s) {
   const std::size_t F = s.forces.size(), P = s.prescribed.size(), w = sizeof(T), i32 = sizeof(int32_t);
   std::size_t b = 8 * E * i32 + 9 * E * w + s.volume.size() * w + s.a.size() * w + s.constrained.size();
   if (s.damage_enabled) b += E * w;
-  if (s.assembly == Assembly::Gather)
-    b += (s.slot_offset.size() + s.slot_index.size()) * i32 + 12 * E * w;
+  if (s.assembly == Assembly::Hourglass) b += std::size_t(kHourglassEntries) * E * w;
+  if (gathers(s.assembly))
+    b += (s.slot_offset.size() + s.slot_index.size()) * i32 + 3 * std::size_t(slots_per_element(s.assembly)) * E * w;
   else
     b += 3 * N * w;
   b += 2 * 3 * N * w + 2 * sizeof(long long) + sizeof(cuda::DeviceElementChecks);

@@ -31,7 +31,8 @@ struct ElementArgs {
   const T* G;           // [k * E + e]
   const T* V;
   T* beta;
-  T* fe;     // gather: [(d * 4 + k) * E + e]
+  T* fe;     // gather: [(d * 4 + k) * E + e]; hourglass: [(d * 8 + k) * E + e]
+  const T* hg;  // hourglass: packed 8 x 8 hourglass matrix, [i * E + e]
   T* fnode;  // atomic: [3 n + d]
   TledMaterial<T> mat;
   cuda::DeviceElementChecks* checks;  // det F checks (min_det_key unused: warp_min_j keeps the minimum)
@@ -116,7 +117,17 @@ __global__ void __launch_bounds__(kElementBlock)
     T f[4][3];
     J = tled_element_forces<T, Damage>(ue, G, p.V[e], p.mat, &beta, f);
     if constexpr (Damage) p.beta[e] = beta;
-    if constexpr (Asm == Assembly::Gather) {
+    if constexpr (Asm == Assembly::Hourglass) {
+      // The matrix entries are read as they are used (each once).
+      const T* hg = p.hg + e;
+      const int64_t E = p.E;
+      T f8[8][3];
+      tled_forces_with_hourglass(ue, f, [hg, E](int i) { return hg[i * E]; }, f8);
+#pragma unroll
+      for (int d = 0; d < 3; ++d)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) p.fe[(d * 8 + k) * p.E + e] = f8[k][d];
+    } else if constexpr (Asm == Assembly::Gather) {
 #pragma unroll
       for (int d = 0; d < 3; ++d)
 #pragma unroll
@@ -158,9 +169,9 @@ __global__ void __launch_bounds__(kNodeBlock)
   const int64_t n = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (n >= p.N) return;
   T f[3] = {T(0), T(0), T(0)};
-  if constexpr (Asm == Assembly::Gather) {
+  if constexpr (gathers(Asm)) {
     const int32_t end = p.slot_offset[n + 1];
-    const int64_t stride = 4 * p.E;
+    const int64_t stride = slots_per_element(Asm) * p.E;
     for (int32_t s = p.slot_offset[n]; s < end; ++s) {
       const int32_t code = p.slot_index[s];
       const int64_t slot = code >> 1;

@@ -35,20 +35,38 @@ double face_area(const mesh::Vec3* x, const int (&f)[4]) {
 Assembly parse_assembly(const std::string& variant) {
   if (variant.empty() || variant == "gather") return Assembly::Gather;
   if (variant == "atomic") return Assembly::Atomic;
+  if (variant == "hourglass") return Assembly::Hourglass;
   throw InputError("tled: unknown solver.variant '" + variant +
-                   "' (gather: per-element force slots summed per node, as the paper; atomic: atomic adds)");
+                   "' (gather: per-element force slots summed per node, as the paper; atomic: atomic adds; "
+                   "hourglass: gather plus hourglass control)");
 }
 
-std::string to_string(Assembly a) { return a == Assembly::Gather ? "gather" : "atomic"; }
+std::string to_string(Assembly a) {
+  switch (a) {
+    case Assembly::Gather: return "gather";
+    case Assembly::Atomic: return "atomic";
+    case Assembly::Hourglass: return "hourglass";
+  }
+  return "?";
+}
 
 std::vector<VariantInfo> tled_variants() {
-  return {{to_string(Assembly::Gather), "element forces in per-element slots, summed per node without atomics (the paper's)", {}},
-          {to_string(Assembly::Atomic), "element forces added to the nodal forces with atomic adds", {}}};
+  // tled.hourglass_kappa belongs to the hourglass variant: set for another, it is an error.
+  const std::vector<std::string> plain = {"texture", "convergence_rate"};
+  return {{to_string(Assembly::Gather), "element forces in per-element slots, summed per node without atomics (the paper's)", plain},
+          {to_string(Assembly::Atomic), "element forces added to the nodal forces with atomic adds", plain},
+          {to_string(Assembly::Hourglass),
+           "gather plus the hourglass control of Joldes, Wittek & Miller 2008 (tled.hourglass_kappa); for bending",
+           {}}};
 }
 
 void validate_tled_options(const TledOptions& o) {
   if (o.convergence_rate < 0 || o.convergence_rate >= 1)
     throw InputError("scenario key 'tled.convergence_rate' must lie in [0, 1)");
+  // Flanagan & Belytschko's range: above ~0.15 the control stiffens bending and lowers the
+  // stable step noticeably.
+  if (!(o.hourglass_kappa > 0 && o.hourglass_kappa <= 0.15))
+    throw InputError("scenario key 'tled.hourglass_kappa' must lie in (0, 0.15]");
 }
 
 TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
@@ -60,6 +78,7 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   const TledOptions tled_options = read_method_options<TledOptions>(sc, "tled", validate_tled_options);
   s.assembly = parse_assembly(sc.solver.variant);
   s.texture = tled_options.texture;
+  s.hourglass_kappa = s.assembly == Assembly::Hourglass ? tled_options.hourglass_kappa : 0.0;
   s.damage = sc.material.damage;
   s.damage_enabled = sc.material.damage.enabled;
   if (s.damage_enabled && !(s.damage.gamma > 0))
@@ -90,6 +109,7 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   const int64_t E = s.num_elements;
   s.G.resize(9 * E);
   s.volume.resize(E);
+  if (s.assembly == Assembly::Hourglass) s.hourglass.resize(kHourglassEntries * E);
   s.mass.assign(s.num_nodes, 0.0);
   double min_len = 1e300;
   for (int64_t e = 0; e < E; ++e) {
@@ -108,6 +128,9 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
       throw InputError(msg.str());
     }
     s.volume[e] = V;
+    if (s.assembly == Assembly::Hourglass)
+      hex8_hourglass_matrix(x, &s.G[9 * e], V, s.lambda + 2.0 * s.mu, s.hourglass_kappa,
+                            &s.hourglass[kHourglassEntries * e]);
     double amax = 0;
     for (const auto& f : kHexFaces) amax = std::max(amax, face_area(xv, f));
     min_len = std::min(min_len, V / amax);
@@ -153,11 +176,12 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   for (int64_t n = 0; n < s.num_nodes; ++n) s.slot_offset[n + 1] = s.slot_offset[n] + count[n + 1];
   s.slot_index.resize(8 * E);
   std::vector<int32_t> fill(s.slot_offset.begin(), s.slot_offset.end() - 1);
+  const bool all_nodes = slots_per_element(s.assembly) == 8;
   for (int64_t e = 0; e < E; ++e)
     for (int a = 0; a < 8; ++a) {
-      const int k = a < 4 ? a : hex_antipode(a);
+      const int k = a < 4 || all_nodes ? a : hex_antipode(a);
       const int32_t slot = int32_t(k * E + e);
-      s.slot_index[fill[s.connectivity[8 * e + a]]++] = 2 * slot + (a < 4 ? 0 : 1);
+      s.slot_index[fill[s.connectivity[8 * e + a]]++] = 2 * slot + (a < 4 || all_nodes ? 0 : 1);
     }
   for (int64_t n = 0; n < s.num_nodes; ++n)
     std::sort(s.slot_index.begin() + s.slot_offset[n], s.slot_index.begin() + s.slot_offset[n + 1]);
@@ -179,7 +203,11 @@ nlohmann::json TledSetup::describe() const {
   nlohmann::json j;
   j["algorithm"] =
       "TLED: one-point hexahedra, neo-Hookean (Eq. 18), mass-damped central difference (Eqs. 3-5), Strbac 2015";
-  j["hourglass_control"] = "none (as the paper; homogeneous compression does not excite hourglass modes)";
+  if (assembly == Assembly::Hourglass)
+    j["hourglass_control"] = {{"method", "Joldes, Wittek & Miller 2008 (Flanagan-Belytschko shape vectors, reference configuration)"},
+                              {"kappa", hourglass_kappa}};
+  else
+    j["hourglass_control"] = "none (as the paper; homogeneous compression does not excite hourglass modes)";
   j["elements"] = num_elements;
   j["nodes"] = num_nodes;
   j["assembly"] = to_string(assembly);
@@ -249,11 +277,16 @@ WorkCounts tled_work_per_step(const TledSetup& s, Precision p) {
   double flops = E * (336.0 + (dmg ? 12.0 : 0.0)) + N * 15.0;
   double bytes = E * (32.0 + 10.0 * w + (dmg ? 2.0 * w : 0.0)) + N * (3.0 * w) /* u gathered */ +
                  N * (3.0 * w /*u*/ + 3.0 * w /*u_prev*/ + 3.0 * w /*write*/ + w /*a*/ + 1.0 /*mask*/);
-  if (s.assembly == Assembly::Gather) {
+  if (gathers(s.assembly)) {
+    const double stored = 3.0 * slots_per_element(s.assembly);  // forces stored per element
     flops += slots * 3.0;
-    bytes += E * 12.0 * w                   // element writes forces of nodes 0..3
-             + E * 12.0 * w                 // node kernel reads them (each twice; once from DRAM)
+    bytes += E * stored * w                 // element writes forces of nodes 0..3 (hourglass: 0..7)
+             + E * stored * w               // node kernel reads them (gather: each twice; once from DRAM)
              + N * 4.0 + slots * 4.0;       // slot lists
+    if (s.assembly == Assembly::Hourglass) {
+      flops += E * (2.0 * 64.0 * 3.0);       // f += K u, the full 8 x 8 product per component
+      bytes += E * double(kHourglassEntries) * w;  // the packed hourglass matrix
+    }
   } else {
     flops += E * 24.0;
     bytes += E * 24.0 * w                   // atomic adds (resolved in L2)
@@ -262,7 +295,7 @@ WorkCounts tled_work_per_step(const TledSetup& s, Precision p) {
   bytes += double(s.prescribed.size()) * (4.0 + 1.0 + 3.0 * w);
   // The gather variant's count is compulsory; the atomic variant's adds are resolved in L2 and
   // are counted as requested, which makes the whole figure no longer a DRAM minimum.
-  return {flops, bytes, s.assembly == Assembly::Gather ? BytesConvention::Compulsory : BytesConvention::Requested};
+  return {flops, bytes, gathers(s.assembly) ? BytesConvention::Compulsory : BytesConvention::Requested};
 }
 
 }  // namespace eb::tled

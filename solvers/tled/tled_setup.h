@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "assembly/hd.h"
+
 #include "meshes/mesh.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/method_options.h"
@@ -21,7 +23,15 @@ namespace eb::tled {
 enum class Assembly {
   Gather,  // "gather" (default, the paper's): element forces stored per element slot, summed per node
   Atomic,  // "atomic": element forces added to nodal forces with atomic adds
+  // "hourglass": gather plus the hourglass forces of Joldes, Wittek & Miller 2008 (not the
+  // paper's: its Sec. 4 names hourglass control as future work). The forces of all 8 nodes are
+  // stored (the hourglass forces break the antipodal symmetry f_abar = -f_a).
+  Hourglass,
 };
+// Whether the assembly sums per-element force slots per node (gather and hourglass), and the
+// slots each element writes (4 with the antipodal symmetry, 8 with hourglass forces).
+EB_HD constexpr bool gathers(Assembly a) { return a != Assembly::Atomic; }
+EB_HD constexpr int slots_per_element(Assembly a) { return a == Assembly::Hourglass ? 8 : 4; }
 Assembly parse_assembly(const std::string& variant);  // InputError listing the choices ("": gather)
 std::string to_string(Assembly a);
 std::vector<VariantInfo> tled_variants();  // the default first
@@ -30,10 +40,14 @@ std::vector<VariantInfo> tled_variants();  // the default first
 struct TledOptions {
   bool texture = false;           // CUDA: read displacements through the texture path
   double convergence_rate = 0.0;  // Cr of the mass-damped central difference (Eq. 5); 0: q from time.damping
+  // kappa of the hourglass stiffness k = kappa (lambda + 2 mu) V |grad N|^2 / 8 (hourglass
+  // variant only; assembly/tled/hex8_tled.h).
+  double hourglass_kappa = 0.05;
 };
 template <class V> void visit(V& v, TledOptions& o) {
   v("texture", o.texture);
   v("convergence_rate", o.convergence_rate);
+  v("hourglass_kappa", o.hourglass_kappa);
 }
 void validate_tled_options(const TledOptions& o);  // InputError naming the tled.KEY
 
@@ -61,10 +75,15 @@ struct TledSetup {
   std::vector<double> G;
   std::vector<double> volume;
   std::vector<double> mass;  // lumped nodal mass
+  // Hourglass variant: the packed 8 x 8 hourglass matrix of each element (kHourglassEntries per
+  // element, assembly/tled/hex8_tled.h), and its coefficient.
+  std::vector<double> hourglass;
+  double hourglass_kappa = 0;
 
   // Gather assembly: element e stores the forces of its nodes 0..3 at slot k*E + e (k = 0..3);
   // node n sums the slots slot_index[slot_offset[n] .. slot_offset[n+1]) where an entry
-  // 2*slot + neg means "slot, negated" (nodes 4..7 are the antipodes of 0..3: f = -f).
+  // 2*slot + neg means "slot, negated" (nodes 4..7 are the antipodes of 0..3: f = -f). The
+  // hourglass variant stores all 8 nodes (slot a*E + e, a = 0..7, never negated).
   std::vector<int32_t> slot_offset;
   std::vector<int32_t> slot_index;
 

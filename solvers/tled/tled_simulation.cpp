@@ -41,7 +41,7 @@ bool TledSimulationBase::has_array(PhaseArray a) const {
   switch (a) {
     case PhaseArray::u:
     case PhaseArray::u_prev: return true;
-    case PhaseArray::fe: return setup_.assembly == Assembly::Gather;
+    case PhaseArray::fe: return gathers(setup_.assembly);
     case PhaseArray::fnode: return setup_.assembly == Assembly::Atomic;
     case PhaseArray::beta: return setup_.damage_enabled;
   }
@@ -57,7 +57,7 @@ size_t TledSimulationBase::array_size(PhaseArray a) const {
     case PhaseArray::u:
     case PhaseArray::u_prev:
     case PhaseArray::fnode: return 3 * N;
-    case PhaseArray::fe: return 12 * E;
+    case PhaseArray::fe: return 3 * size_t(slots_per_element(setup_.assembly)) * E;
     case PhaseArray::beta: return E;
   }
   return 0;

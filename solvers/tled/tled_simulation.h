@@ -16,7 +16,7 @@ namespace eb::tled {
 // current step n = steps_done() (u^n in PhaseArray::u, u^{n-1} in u_prev), exactly as it does
 // inside step n + 1.
 enum class Phase {
-  Element,   // forces of every element from u (Eqs. 8-11): into fe (gather) or added to fnode
+  Element,   // forces of every element from u (Eqs. 8-11; hourglass: plus K_hg u): into fe (gather) or added to fnode
              // (atomic); beta read and raised (damage); det F of u counted into validity()
   Node,      // Eqs. 12 and 3: u^{n+1} from u, u_prev and fe (gather) or fnode (atomic, which is
              // then reset to 0), written over u_prev as the step does
@@ -27,7 +27,8 @@ std::string to_string(Phase p);
 
 // The arrays the phases read and write, backend-neutral (values converted from and to the
 // backend's precision): u, u_prev 3 per node (3 n + d); fe 3 per element slot, slot k E + e
-// holding node k = 0..3 of element e (TledSetup's slot numbering; gather assembly only); fnode
+// holding node k = 0..3 of element e (k = 0..7 with hourglass control; TledSetup's slot
+// numbering; gather and hourglass assemblies only); fnode
 // 3 per node (atomic assembly only); beta 1 per element (damage only).
 enum class PhaseArray { u, u_prev, fe, fnode, beta };
 std::string to_string(PhaseArray a);

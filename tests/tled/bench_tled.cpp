@@ -61,9 +61,11 @@ int main(int argc, char** argv) {
   for (int n : {10, 20, 45})
     for (Precision p : {Precision::Fp32, Precision::Fp64}) {
       cases.push_back({Backend::Cpu, p, false, false, "gather", n});
+      cases.push_back({Backend::Cpu, p, false, false, "hourglass", n});
       for (bool tex : {false, true})
         for (bool dmg : {false, true}) cases.push_back({Backend::Cuda, p, tex, dmg, "gather", n});
       cases.push_back({Backend::Cuda, p, false, false, "atomic", n});
+      cases.push_back({Backend::Cuda, p, false, false, "hourglass", n});
     }
   for (const Case& c : cases) {
     const std::string name = "tled/" + to_string(c.backend) + "/" + to_string(c.precision) + (c.texture ? "/texture" : "") +

@@ -100,7 +100,7 @@ void PrintTo(const KernelCase& c, std::ostream* os) { *os << label(c); }
 std::vector<KernelCase> kernel_cases() {
   std::vector<KernelCase> out;
   for (const char* m : {"paper", "loaded", "element"})
-    for (Assembly a : {Assembly::Gather, Assembly::Atomic})
+    for (Assembly a : {Assembly::Gather, Assembly::Atomic, Assembly::Hourglass})
       for (bool d : {false, true})
         for (const Regime& r : regimes()) out.push_back({m, a, d, r});
   return out;
@@ -110,6 +110,8 @@ Scenario base_scenario(const KernelCase& c) {
   Scenario s = c.model == "paper" ? cube(6) : c.model == "loaded" ? loaded_box() : cube(1);
   s.solver.variant = to_string(c.assembly);
   s.method_options["tled"]["texture"] = c.subject.texture;
+  // The largest coefficient allowed, so that the hourglass forces stand well above the rounding.
+  if (c.assembly == Assembly::Hourglass) s.method_options["tled"]["hourglass_kappa"] = 0.15;
   s.material.damage.enabled = c.damage;
   // The paper's damage saturation; gamma = 1 elsewhere, where d = gamma leaves no force at all.
   s.material.damage.gamma = c.model == "paper" ? 0.5 : 1.0;
@@ -208,7 +210,9 @@ class KernelPhases : public ::testing::TestWithParam<KernelCase> {
 
   bool fp32() const { return GetParam().subject.precision == Precision::Fp32; }
   double tol() const { return fp32() ? 1e-5 : 1e-12; }
-  bool gather() const { return GetParam().assembly == Assembly::Gather; }
+  bool gather() const { return gathers(GetParam().assembly); }
+  bool hourglass() const { return GetParam().assembly == Assembly::Hourglass; }
+  int slots() const { return slots_per_element(GetParam().assembly); }
   bool damage() const { return GetParam().damage; }
   int64_t E() const { return geo_.num_elements; }
   int64_t N() const { return geo_.num_nodes; }
@@ -450,13 +454,24 @@ class KernelPhases : public ::testing::TestWithParam<KernelCase> {
         w += geo_.damage.gamma * (f.psi_terms[e] + psi0_) / m_ * std::exp(-beta / m_);
       }
       fe_scale[e] = w * f.kappa[e] * f.cancel[e] * f.f_und[e];
+      // Hourglass variant: all 8 nodes' stress forces (sqrt 2 the norm of nodes 0..3) plus the
+      // rounding of K u, sum_b |K_ab| |u_b| per node and component.
+      if (hourglass()) fe_scale[e] = std::sqrt(2.0) * fe_scale[e] + hourglass_scale(s.u, e, false);
+    }
+    if (hourglass()) {
+      // How far the hourglass forces stand above what the comparison tolerates (see
+      // expect_hourglass_seen).
+      double seen = 0;
+      for (int64_t e = 0; e < E(); ++e) seen = std::max(seen, hourglass_scale(s.u, e, true) / fe_scale[e]);
+      std::printf("element %-16s largest |K u| / rounding scale %.2e\n", s.name.c_str(), seen);
+      hourglass_seen_ = std::max(hourglass_seen_, seen);
     }
     if (gather()) {
-      in.push_back({PhaseArray::fe, std::vector<double>(12 * size_t(E()), kNaN)});
+      in.push_back({PhaseArray::fe, std::vector<double>(3 * size_t(slots()) * size_t(E()), kNaN)});
       Groups g{"element", {}, {}};
       for (int64_t e = 0; e < E(); ++e) {
         std::vector<size_t> m;
-        for (int64_t k = 0; k < 4; ++k)
+        for (int64_t k = 0; k < slots(); ++k)
           for (int d = 0; d < 3; ++d) m.push_back(size_t(3 * (k * E() + e) + d));
         g.members.push_back(m);
         g.scale.push_back(fe_scale[e]);
@@ -518,6 +533,29 @@ class KernelPhases : public ::testing::TestWithParam<KernelCase> {
       EXPECT_GT(raised, 0);
       EXPECT_GT(kept, 0);
     }
+  }
+
+  // |sum_b |K_ab| |u_b||_2 over the nodes and components of element e: the size of what the
+  // hourglass product K u sums (signed: |K u|_2, the hourglass forces themselves).
+  double hourglass_scale(const std::vector<double>& u, int64_t e, bool signed_sum) const {
+    double s2 = 0;
+    for (int a = 0; a < 8; ++a)
+      for (int d = 0; d < 3; ++d) {
+        double t = 0;
+        for (int b = 0; b < 8; ++b) {
+          const double k = geo_.hourglass[kHourglassEntries * size_t(e) + hourglass_index(a, b)];
+          const double ub = u[3 * size_t(geo_.connectivity[8 * e + b]) + d];
+          t += signed_sum ? k * ub : std::abs(k) * std::abs(ub);
+        }
+        s2 += t * t;
+      }
+    return std::sqrt(s2);
+  }
+
+  // Leaving the hourglass forces out fails the comparison by a factor of 10 at least on some
+  // element of the states checked (near-inverted elements alone hide them in their rounding).
+  void expect_hourglass_seen() const {
+    if (hourglass()) EXPECT_GT(hourglass_seen_, 10 * tol());
   }
 
   // The planted damage categories are really there (in the oracle's fp64 results).
@@ -651,19 +689,21 @@ class KernelPhases : public ::testing::TestWithParam<KernelCase> {
   std::vector<State> planted_;
   size_t onset_state_ = 0;
   int64_t onset_element_ = 0;
-  double psi0_ = 0, m_ = 1;
+  double psi0_ = 0, m_ = 1, hourglass_seen_ = 0;
   std::unique_ptr<TledSimulationBase> oracle_, subject_;
 };
 
 TEST_P(KernelPhases, ElementRandom) {
   if (HasFatalFailure() || IsSkipped()) return;
   check_element(random_state(), size_t(-1));
+  expect_hourglass_seen();
 }
 
 TEST_P(KernelPhases, ElementPlanted) {
   if (HasFatalFailure() || IsSkipped()) return;
   check_planted_categories();
   for (size_t k = 0; k < planted_.size(); ++k) check_element(planted_[k], k);
+  expect_hourglass_seen();
 }
 
 TEST_P(KernelPhases, NodeRandom) {
@@ -675,7 +715,8 @@ TEST_P(KernelPhases, NodeRandom) {
   for (size_t i = 0; i < u_prev.size(); ++i) u_prev[i] = f32(u_prev[i] + dv[i]);
   // Forces whose share a f is a tenth of u (a node sums up to 8 slots).
   const double fs = 0.1 * umax / mean_a();
-  const std::vector<double> f = gather() ? random_vector(12 * size_t(E()), fs / 8) : random_vector(3 * size_t(N()), fs);
+  const std::vector<double> f =
+      gather() ? random_vector(3 * size_t(slots()) * size_t(E()), fs / 8) : random_vector(3 * size_t(N()), fs);
   check_node("random", s.u, u_prev, f);
 }
 

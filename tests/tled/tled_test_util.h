@@ -40,6 +40,15 @@ inline std::string regime_name(const ::testing::TestParamInfo<Regime>& info) {
   return to_string(r.backend) + "_" + to_string(r.precision) + (r.texture ? "_texture" : "");
 }
 
+// A distorted (non-parallelepiped) hexahedron in VTK order, 2 cm across (element tests).
+inline void distorted_hex(double x[8][3]) {
+  const double base[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}};
+  const double jitter[8][3] = {{0.05, -0.02, 0.01}, {0.1, 0.03, -0.04}, {-0.06, 0.12, 0.02}, {0.02, -0.05, 0.07},
+                               {-0.03, 0.04, 0.1},  {0.08, -0.07, 0.0}, {0.15, 0.1, 0.2},   {-0.1, 0.02, -0.06}};
+  for (int a = 0; a < 8; ++a)
+    for (int k = 0; k < 3; ++k) x[a][k] = 0.02 * (base[a][k] + jitter[a][k]);
+}
+
 // Skips CUDA instances without a device; call first in every test body.
 #define EB_TLED_SKIP_WITHOUT_DEVICE(regime)                                          \
   do {                                                                                \
