@@ -36,12 +36,13 @@ struct BcsrPcgOptions {
   // R K_e R^T plus the rotation's derivative, tet_model/corotational_tangent.h; "warped": R K_e R^T
   // alone), how its CGs stop ("eisenstat-walker": an adaptive relative tolerance per Newton step,
   // floored at static_cg_tolerance; "fixed": every CG to static_cg_tolerance), their cap (0: the
-  // number of unknowns) and the backtracking line search on the residual.
+  // number of unknowns) and the line search on the energy's slope (off by default: measured, it
+  // cut good first steps and cost Newton steps, PERF_NOTES.md).
   double static_cg_tolerance = 1e-10;
   std::string static_tangent = "consistent";
   std::string static_forcing = "eisenstat-walker";
   int static_cg_max_iterations = 0;
-  bool static_line_search = true;
+  bool static_line_search = false;
   bool graph = true;             // CUDA: each step one CUDA graph; false: kernels timed per phase
   bool warm_start = true;        // CG starts from the previous step's velocity (false: from 0)
   std::string node_order = "rcm";  // node numbering for SpMV locality: rcm, metis, none (meshes/reorder.h)

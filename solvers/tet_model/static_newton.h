@@ -9,9 +9,9 @@
 //    poor, are solved loosely, late ones as tightly as the quadratic convergence can use;
 //  - the CG's iteration cap following the problem (0: the number of unknowns, CG's finite bound,
 //    so that the forcing term, not the cap, ends a solve);
-//  - a line search on the energy's slope along the step (static_newton.cpp), so that a load step
-//    too large for the linearization cannot overshoot; the full step is kept whenever the energy
-//    still decreases at its end.
+//  - optionally, a line search on the energy's slope along the step (static_newton.cpp), so that
+//    a load step too large for the linearization overshoots less; the full step is kept whenever
+//    the energy still decreases at its end. A method's option (bcsr-pcg.static_line_search).
 // The method supplies the three operations; the iteration, its stopping rule and its statistics
 // are written once here.
 #include <functional>
@@ -38,7 +38,7 @@ struct StaticNewtonOptions {
   double cg_tolerance = 1e-10;     // Fixed: every solve's; EisenstatWalker: the forcing term's floor
   int cg_max_iterations = 0;       // 0: `unknowns`
   int64_t unknowns = 0;
-  bool line_search = true;
+  bool line_search = false;
   // The residual the precision can reach (tet::static_residual_floor): the iteration has
   // converged at max(spec.tolerance |r_0|, residual_floor).
   double residual_floor = 0;
