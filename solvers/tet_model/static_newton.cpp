@@ -80,7 +80,7 @@ SolverStats static_newton(const StaticNewtonOptions& o, const StaticNewtonOps& o
     // is kept while the energy still decreases at its end, or rises no faster than 0.8 of the
     // initial descent (Crisfield's and FEAP's criterion); otherwise regula falsi (Illinois) on
     // [0, a] for a point with |g| <= 0.8 |g(0)|.
-    const double g0 = -ops.slope();
+    const double g0 = o.line_search ? -ops.slope() : 0.0;
     double alpha = 1.0;
     ops.move(alpha);
     double r_new = ops.assemble();
