@@ -65,8 +65,9 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
     // diagonal until a step has filled the matrix.
     for (Offset b : setup_.plan.diag_block)
       for (int i = 0; i < 3; ++i) K_.val[size_t(9 * b + 4 * i)] = T(1);
-    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, cg_options(setup_.options, false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, cg_options(setup_.options, true));
+    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, cg_options(setup_.options, false, int64_t(n)));
+    static_cg_ = cg_options(setup_.options, true, int64_t(n));
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, static_cg_);
     spmv_out_.assign(n, T(0));
   }
 
@@ -85,6 +86,13 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
   void set_coefficients(const ElementCoefficients<double>& k) override { coefficients_ = cast_coefficients<T>(k); }
 
   void use_static_solver(bool on) override { static_ = on; }
+
+  void set_static_cg(double tolerance, int max_iterations) override {
+    if (tolerance == static_cg_.tolerance && max_iterations == static_cg_.max_iterations) return;
+    static_cg_.tolerance = tolerance;
+    static_cg_.max_iterations = max_iterations;
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, static_cg_);
+  }
 
   double rhs_norm() override {
     omp_set_num_threads(threads_);  // see run_phase
@@ -254,6 +262,7 @@ class BcsrPcgCpu final : public BcsrPcgSimulation {
   ElementCoefficients<T> coefficients_{};
   std::unique_ptr<linalg::LinearOperator<T>> matrix_operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
+  linalg::CgOptions static_cg_;  // cg_static_'s options (set_static_cg)
 };
 
 }  // namespace

@@ -145,7 +145,8 @@ std::size_t planned_bytes(const BcsrPcgSetup& s, const HostLayout<T>& h, const l
   b += s.curves.size() * (sizeof(CurveParams) + sizeof(double));
   b += sizeof(StepState) + 2 * sizeof(cuda::DeviceElementChecks);
   const linalg::CgProblem problem = cg_problem_of(s, h, device);
-  for (bool stat : {false, true}) b += linalg::choose_cg_plan(problem, cg_options(s.options, stat)).device_bytes;
+  for (bool stat : {false, true})
+    b += linalg::choose_cg_plan(problem, cg_options(s.options, stat, 3 * s.num_nodes)).device_bytes;
   return b;
 }
 
@@ -169,6 +170,14 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void set_coefficients(const ElementCoefficients<double>& k) override { coefficients_ = cast_coefficients<T>(k); }
   void use_static_solver(bool on) override { static_ = on; }
+
+  void set_static_cg(double tolerance, int max_iterations) override {
+    if (tolerance == static_cg_.tolerance && max_iterations == static_cg_.max_iterations) return;
+    static_cg_.tolerance = tolerance;
+    static_cg_.max_iterations = max_iterations;
+    sync();
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, static_cg_);
+  }
 
   double rhs_norm() override {
     const std::vector<T> r = rhs_.to_host();
@@ -527,12 +536,13 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void make_solvers() {
     auto options = [&](bool stat) {
-      linalg::CgOptions o = cg_options(setup_.options, stat);
+      linalg::CgOptions o = cg_options(setup_.options, stat, 3 * setup_.num_nodes);
       o.stream = stream_;
       return o;
     };
     cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, options(false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, options(true));
+    static_cg_ = options(true);
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, static_cg_);
   }
 
   // One dynamic step as a graph: loads' factors from the device step counter, the phases, the
@@ -590,6 +600,7 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
   ElementCoefficients<T> coefficients_{};
   std::unique_ptr<linalg::LinearOperator<T>> matrix_operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
+  linalg::CgOptions static_cg_;  // cg_static_'s options (set_static_cg)
 };
 
 // The layout on the host, the estimate checked, then the device's allocations.

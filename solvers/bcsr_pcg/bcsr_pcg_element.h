@@ -18,6 +18,7 @@
 
 #include "assembly/tet/corotation.h"
 #include "assembly/tet/tet4.h"
+#include "solvers/tet_model/corotational_tangent.h"
 
 namespace eb::bcsr_pcg {
 
@@ -28,12 +29,16 @@ struct ElementCoefficients {
   T stiffness;       // c_k
   T rhs_force;       // c_f
   T body[3];         // body force per volume (rho g x load factor), N/m^3
+  // 1: the matrix's stiffness part is the consistent tangent (tet_model/corotational_tangent.h:
+  // the rotation's derivative added to R K_e R^T), for the static Newton iterations; 0: the
+  // paper's R K_e R^T (a time step).
+  T twist = T(0);
 };
 
 // The coefficients in a backend's precision (they are formed in fp64 by the simulation).
 template <class T>
 ElementCoefficients<T> cast_coefficients(const ElementCoefficients<double>& k) {
-  ElementCoefficients<T> c{T(k.matrix_mass), T(k.rhs_mass), T(k.stiffness), T(k.rhs_force), {}};
+  ElementCoefficients<T> c{T(k.matrix_mass), T(k.rhs_mass), T(k.stiffness), T(k.rhs_force), {}, T(k.twist)};
   for (int d = 0; d < 3; ++d) c.body[d] = T(k.body[d]);
   return c;
 }
@@ -72,6 +77,18 @@ EB_HD void element_system(const T R[9], const T Dm[9], const T Dm_inv[9], T volu
     tet::mul3t_vec(R, xr, w[bn]);
     for (int i = 0; i < 3; ++i) w[bn][i] -= Dm[3 * i + bn - 1];
   }
+  // The consistent tangent's twist matrix (twist = 1 only): F from the same edges as w.
+  T Q[9];
+  const bool twist = k.twist != T(0);
+  if (twist) {
+    T F[9];
+    tet::tet4_field_gradient(u, Dm_inv, F);
+    F[0] += T(1);
+    F[4] += T(1);
+    F[8] += T(1);
+    if (!tet::corotational_twist_matrix(R, F, lame, Q))
+      for (int q = 0; q < 9; ++q) Q[q] = T(0);
+  }
   const T m_off = volume / T(20);  // N1 V: V / 10 on the diagonal, V / 20 off it
   for (int a = 0; a < 4; ++a) {
     T z[3] = {T(0), T(0), T(0)};  // (K_e w)_a, unrotated
@@ -81,6 +98,7 @@ EB_HD void element_system(const T R[9], const T Dm[9], const T Dm_inv[9], T volu
       tet::tet4_stiffness_block(G, volume, lame, a, bn, blk);
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) z[i] += blk[3 * i + j] * w[bn][j];
+      if (twist) tet::add_twist_block(G[a], G[bn], Q, volume, blk);  // matrix only, not the force
       tet::mul3(R, blk, tmp);
       tet::mul3_nt(tmp, R, rot);
       const T n1 = a == bn ? T(2) * m_off : m_off;

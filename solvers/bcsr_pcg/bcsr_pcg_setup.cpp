@@ -2,6 +2,9 @@
 
 #include "meshes/errors.h"
 #include "meshes/reorder.h"
+#include "solvers/tet_model/static_newton.h"
+
+#include <algorithm>
 
 namespace eb::bcsr_pcg {
 
@@ -30,6 +33,14 @@ void validate_bcsr_pcg_options(const BcsrPcgOptions& o) {
   if (o.cg_max_iterations < 1) throw InputError("scenario key 'bcsr-pcg.cg_max_iterations' must be >= 1");
   if (!(o.static_cg_tolerance > 0 && o.static_cg_tolerance < 1))
     throw InputError("scenario key 'bcsr-pcg.static_cg_tolerance' must lie in (0, 1)");
+  if (o.static_cg_max_iterations < 0)
+    throw InputError("scenario key 'bcsr-pcg.static_cg_max_iterations' must be >= 0 (0: the number of unknowns)");
+  parse_static_tangent(o.static_tangent);
+  try {
+    tet::parse_forcing(o.static_forcing);
+  } catch (const InputError& e) {
+    throw InputError(std::string("scenario key 'bcsr-pcg.static_forcing': ") + e.what());
+  }
   try {
     mesh::parse_node_ordering(o.node_order);
   } catch (const InputError& e) {
@@ -47,14 +58,22 @@ void validate_bcsr_pcg_options(const BcsrPcgOptions& o) {
   }
 }
 
-linalg::CgOptions cg_options(const BcsrPcgOptions& opt, bool static_solve) {
+bool parse_static_tangent(const std::string& text) {
+  if (text == "consistent") return true;
+  if (text == "warped") return false;
+  throw InputError("scenario key 'bcsr-pcg.static_tangent': unknown tangent '" + text +
+                   "' (consistent: R K R^T plus the rotation's derivative; warped: R K R^T alone)");
+}
+
+linalg::CgOptions cg_options(const BcsrPcgOptions& opt, bool static_solve, int64_t unknowns) {
   linalg::CgOptions o;
   o.preconditioner = linalg::Preconditioner::Jacobi;
   o.single_reduction = linalg::parse_single_reduction(opt.cg_single_reduction);
   o.l2_resident_operator = linalg::parse_l2_residency(opt.cg_l2_residency);
   if (static_solve) {
     o.tolerance = opt.static_cg_tolerance;
-    o.max_iterations = opt.cg_max_iterations;
+    o.max_iterations = opt.static_cg_max_iterations > 0 ? opt.static_cg_max_iterations
+                                                        : int(std::max<int64_t>(1, unknowns));
   } else if (opt.cg_tolerance > 0) {
     o.tolerance = opt.cg_tolerance;
     o.max_iterations = opt.cg_max_iterations;

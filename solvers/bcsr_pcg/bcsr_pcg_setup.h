@@ -32,7 +32,17 @@ struct BcsrPcgOptions {
   int cg_iterations = 18;        // Jacobi-PCG iterations per step when cg_tolerance = 0 (the paper's 18)
   double cg_tolerance = 0.0;     // > 0: iterate until ||r|| <= tol ||b||, at most cg_max_iterations
   int cg_max_iterations = 1000;
-  double static_cg_tolerance = 1e-10;  // inner CG of static iterations (relative)
+  // The static Newton iteration (solvers/tet_model/static_newton.h): its tangent ("consistent":
+  // R K_e R^T plus the rotation's derivative, tet_model/corotational_tangent.h; "warped": R K_e R^T
+  // alone), how its CGs stop ("eisenstat-walker": an adaptive relative tolerance per Newton step,
+  // floored at static_cg_tolerance; "fixed": every CG to static_cg_tolerance), their cap (0: the
+  // number of unknowns) and the line search on the energy's slope (off by default: measured, it
+  // cut good first steps and cost Newton steps, PERF_NOTES.md).
+  double static_cg_tolerance = 1e-10;
+  std::string static_tangent = "consistent";
+  std::string static_forcing = "eisenstat-walker";
+  int static_cg_max_iterations = 0;
+  bool static_line_search = false;
   bool graph = true;             // CUDA: each step one CUDA graph; false: kernels timed per phase
   bool warm_start = true;        // CG starts from the previous step's velocity (false: from 0)
   std::string node_order = "rcm";  // node numbering for SpMV locality: rcm, metis, none (meshes/reorder.h)
@@ -46,6 +56,10 @@ template <class V> void visit(V& v, BcsrPcgOptions& o) {
   v("cg_tolerance", o.cg_tolerance);
   v("cg_max_iterations", o.cg_max_iterations);
   v("static_cg_tolerance", o.static_cg_tolerance);
+  v("static_tangent", o.static_tangent);
+  v("static_forcing", o.static_forcing);
+  v("static_cg_max_iterations", o.static_cg_max_iterations);
+  v("static_line_search", o.static_line_search);
   v("graph", o.graph);
   v("warm_start", o.warm_start);
   v("node_order", o.node_order);
@@ -55,8 +69,12 @@ template <class V> void visit(V& v, BcsrPcgOptions& o) {
 void validate_bcsr_pcg_options(const BcsrPcgOptions& o);  // InputError naming bcsr-pcg.KEY
 
 // The Jacobi-PCG of a time step (fixed cg_iterations, or cg_tolerance) or of a static iteration
-// (static_cg_tolerance), as the options say; the stream is the backend's to set.
-linalg::CgOptions cg_options(const BcsrPcgOptions& o, bool static_solve);
+// (static_cg_tolerance, static_cg_max_iterations with 0 read as `unknowns`), as the options say;
+// the stream is the backend's to set. The static Newton iteration sets each solve's tolerance
+// and cap (BcsrPcgSimulation::set_static_cg).
+linalg::CgOptions cg_options(const BcsrPcgOptions& o, bool static_solve, int64_t unknowns);
+// "consistent" (true) or "warped" (false); InputError naming bcsr-pcg.static_tangent otherwise.
+bool parse_static_tangent(const std::string& text);
 
 using tet::NodeLoad;
 

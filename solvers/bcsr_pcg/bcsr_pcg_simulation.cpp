@@ -1,6 +1,7 @@
 #include "solvers/bcsr_pcg/bcsr_pcg_simulation.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 
@@ -62,6 +63,7 @@ ElementCoefficients<double> BcsrPcgSimulation::static_coefficients(double load_f
   k.stiffness = 1;
   k.rhs_force = 1;
   for (int d = 0; d < 3; ++d) k.body[d] = load_factor * setup_.density * setup_.gravity[d];
+  k.twist = parse_static_tangent(setup_.options.static_tangent) ? 1.0 : 0.0;
   return k;
 }
 
@@ -103,48 +105,52 @@ void BcsrPcgSimulation::solve_static(double load_factor) {
   load_scale_ = load_factor;
   ++step_;
   checks_step_ = step_;
-  SolverStats st;
-  std::vector<double> zero(3 * size_t(setup_.num_nodes), 0.0);
-  double r0 = 0;
-  int inner_total = 0;
-  double last_initial = 0, last_final = 0;
-  for (int it = 0;; ++it) {
+  const size_t n = 3 * size_t(setup_.num_nodes);
+  tet::StaticNewtonOptions o;
+  o.spec = setup_.static_spec;
+  o.forcing = tet::parse_forcing(setup_.options.static_forcing);
+  o.cg_tolerance = setup_.options.static_cg_tolerance;
+  o.cg_max_iterations = setup_.options.static_cg_max_iterations;
+  o.unknowns = int64_t(n);
+  o.line_search = setup_.options.static_line_search;
+  o.residual_floor = tet::static_residual_floor(setup_, precision_ == Precision::Fp32 ? double(FLT_EPSILON) : DBL_EPSILON);
+  std::vector<double> du;  // the last solve's increment
+  double moved = 0;        // the part of du already added to u
+  tet::StaticNewtonOps ops;
+  ops.assemble = [&] {
     run_phase(Phase::Rotation);
     run_phase(Phase::Matrix);
     run_phase(Phase::Update);
-    const double r = rhs_norm();
-    if (it == 0) {
-      r0 = r;
-      st.outer_initial_residual = r;
-    }
-    st.outer_final_residual = r;
-    if (!std::isfinite(r)) {
-      st.outer_converged = false;
-      break;
-    }
-    if (r <= setup_.static_spec.tolerance * r0 || r == 0.0) {
-      st.outer_converged = true;
-      break;
-    }
-    if (it >= setup_.static_spec.max_iterations) {
-      st.outer_converged = false;
-      break;
-    }
-    set_array(PhaseArray::sol, zero);
+    return rhs_norm();
+  };
+  ops.solve = [&](double tolerance, int max_iterations) {
+    set_static_cg(tolerance, max_iterations);
+    set_array(PhaseArray::sol, std::vector<double>(n, 0.0));
     const linalg::CgResult cg = run_phase(Phase::Solve);
     ++solves_;
     cg_iterations_total_ += cg.iterations;
-    inner_total += cg.iterations;
-    st.inner_per_outer.push_back(cg.iterations);
-    last_initial = cg.initial_residual();
-    last_final = cg.final_residual();
-    st.converged = cg.converged();
-    ++st.outer_iterations;
+    du = get_array(PhaseArray::sol);
+    moved = 0;
+    return cg;
+  };
+  // Increment adds sol to u: a full step adds du itself, a shortened one sol = alpha du.
+  ops.move = [&](double alpha) {
+    if (alpha != 1.0 || moved != 0.0) {
+      std::vector<double> step(n);
+      for (size_t i = 0; i < n; ++i) step[i] = alpha * du[i];
+      set_array(PhaseArray::sol, step);
+    }
+    moved += alpha;
     run_phase(Phase::Increment);
-  }
-  st.iterations = inner_total;
-  st.initial_residual = last_initial;
-  st.final_residual = last_final;
+  };
+  ops.slope = [&] {
+    const std::vector<double> r = get_array(PhaseArray::rhs);
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += r[i] * du[i];
+    return s;
+  };
+  newton_trace_ = {};
+  const SolverStats st = tet::static_newton(o, ops, &newton_trace_);
   if (!st.outer_converged.value_or(false)) {
     ++counts_.solver_failures;
     if (counts_.first_solver_failure_step < 0) counts_.first_solver_failure_step = step_;
@@ -201,6 +207,12 @@ nlohmann::json BcsrPcgSimulation::details() const {
   j["precision"] = to_string(precision_);
   j["cg"]["mean_iterations"] = solves_ > 0 ? double(cg_iterations_total_) / double(solves_) : 0.0;
   j["cg"]["solves"] = solves_;
+  if (!newton_trace_.step.empty())
+    j["static_newton"] = {{"forcing", newton_trace_.forcing},
+                          {"step", newton_trace_.step},
+                          {"residual", newton_trace_.residual},
+                          {"backtracks", newton_trace_.backtracks},
+                          {"residual_floor", newton_trace_.residual_floor}};
   const int it = setup_.options.cg_tolerance > 0 && solves_ > 0 ? int(std::lround(double(cg_iterations_total_) / solves_))
                                                             : setup_.options.cg_iterations;
   nlohmann::json work = nlohmann::json::object();

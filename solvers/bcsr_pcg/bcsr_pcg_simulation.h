@@ -10,6 +10,7 @@
 #include "solvers/bcsr_pcg/bcsr_pcg_setup.h"
 #include "solvers/common/simulation.h"
 #include "solvers/linalg/cg.h"
+#include "solvers/tet_model/static_newton.h"
 
 namespace eb::bcsr_pcg {
 
@@ -64,6 +65,9 @@ class BcsrPcgSimulation : public MeshSimulation {
   virtual linalg::CgResult run_phase(Phase p) = 0;
   // Which CG the Solve phase runs: the time step's ([bcsr-pcg] cg_*) or the static iterations'.
   virtual void use_static_solver(bool on) = 0;
+  // The static solver's relative tolerance and iteration cap from now on (the static Newton
+  // iteration's forcing term; a backend rebuilds its solver only when they change).
+  virtual void set_static_cg(double tolerance, int max_iterations) = 0;
   // ||rhs||_2 of the last Update (the residual of a static iteration).
   virtual double rhs_norm() = 0;
   // One product of the current global matrix with sol, alone: the median of `repeats` timings
@@ -103,6 +107,7 @@ class BcsrPcgSimulation : public MeshSimulation {
   SolverStats stats_;
   ValidityCounts counts_;
   int64_t cg_iterations_total_ = 0, solves_ = 0;
+  tet::StaticNewtonTrace newton_trace_;  // the last static solve's
 };
 
 std::unique_ptr<Simulation> make_bcsr_pcg_cpu(const Scenario& scenario, const RunOptions& options);

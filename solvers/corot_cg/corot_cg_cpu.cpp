@@ -59,8 +59,9 @@ class CorotCgCpu final : public CorotCgSimulation {
     operator_ = linalg::make_function_operator<T>(
         linalg::Location::Host, linalg::Index(n), [this](const T* x, T* y, linalg::StreamHandle) { product(x, y); },
         s.fixed_rows, "corot-cg matrix-free (host)");
-    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*operator_, cg_options(s.options, false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*operator_, cg_options(s.options, true));
+    cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*operator_, cg_options(s.options, false, 3 * s.num_nodes));
+    static_cg_ = cg_options(s.options, true, 3 * s.num_nodes);
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*operator_, static_cg_);
   }
 
   void set_coefficients(const RayleighEuler<double>& k) override {
@@ -68,6 +69,12 @@ class CorotCgCpu final : public CorotCgSimulation {
     static_coefficients_ = k.mass == 0;
   }
   void use_static_solver(bool on) override { static_ = on; }
+  void set_static_cg(double tolerance, int max_iterations) override {
+    if (tolerance == static_cg_.tolerance && max_iterations == static_cg_.max_iterations) return;
+    static_cg_.tolerance = tolerance;
+    static_cg_.max_iterations = max_iterations;
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*operator_, static_cg_);
+  }
 
   std::vector<double> get_array(StageArray a) override {
     if (a == StageArray::R) {  // element-major for the caller
@@ -274,6 +281,7 @@ class CorotCgCpu final : public CorotCgSimulation {
   NodeLoads<T> loads_;
   std::unique_ptr<linalg::FunctionOperator<T>> operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
+  linalg::CgOptions static_cg_;  // cg_static_'s (set_static_cg)
 };
 
 }  // namespace

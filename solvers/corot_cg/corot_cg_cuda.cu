@@ -204,7 +204,7 @@ std::size_t cg_bytes(const CorotCgSetup& s, const linalg::CgDeviceProperties& d)
     p.rows = linalg::Index(3 * s.num_nodes);
     p.value_bytes = sizeof(T);
     p.device = d;
-    total += linalg::choose_cg_plan(p, cg_options(s.options, stat)).device_bytes;
+    total += linalg::choose_cg_plan(p, cg_options(s.options, stat, 3 * s.num_nodes)).device_bytes;
   }
   return total;
 }
@@ -298,12 +298,13 @@ class CorotCgCuda final : public CorotCgSimulation {
         },
         s.fixed_rows, "corot-cg matrix-free (device)");
     auto opts = [&](bool stat) {
-      linalg::CgOptions o = cg_options(s.options, stat);
+      linalg::CgOptions o = cg_options(s.options, stat, 3 * s.num_nodes);
       o.stream = stream_;
       return o;
     };
     cg_dynamic_ = std::make_unique<linalg::CgSolver<T>>(*operator_, opts(false));
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*operator_, opts(true));
+    static_cg_ = opts(true);
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*operator_, static_cg_);
     sync();
   }
 
@@ -321,6 +322,13 @@ class CorotCgCuda final : public CorotCgSimulation {
     static_coefficients_ = k.mass == 0;
   }
   void use_static_solver(bool on) override { static_ = on; }
+  void set_static_cg(double tolerance, int max_iterations) override {
+    if (tolerance == static_cg_.tolerance && max_iterations == static_cg_.max_iterations) return;
+    static_cg_.tolerance = tolerance;
+    static_cg_.max_iterations = max_iterations;
+    sync();
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*operator_, static_cg_);
+  }
 
   std::vector<double> get_array(StageArray a) override {
     sync();
@@ -586,6 +594,7 @@ class CorotCgCuda final : public CorotCgSimulation {
   cuda::DeviceBuffer<cuda::DeviceElementChecks> checks_;
   std::unique_ptr<linalg::FunctionOperator<T>> operator_;
   std::unique_ptr<linalg::CgSolver<T>> cg_dynamic_, cg_static_;
+  linalg::CgOptions static_cg_;  // cg_static_'s (set_static_cg)
 };
 
 template <class K>

@@ -1,5 +1,9 @@
 #include "solvers/corot_cg/corot_cg_setup.h"
 
+#include <algorithm>
+
+#include "solvers/tet_model/static_newton.h"
+
 #include <cmath>
 
 #include "meshes/errors.h"
@@ -37,7 +41,13 @@ void validate_corot_cg_options(const CorotCgOptions& o) {
     throw InputError("scenario keys 'corot-cg.vertex_mass' and 'corot-cg.total_mass' exclude each other");
   if (!(o.static_cg_tolerance > 0 && o.static_cg_tolerance < 1))
     throw InputError("scenario key 'corot-cg.static_cg_tolerance' must lie in (0, 1)");
-  if (o.static_cg_max_iterations < 1) throw InputError("scenario key 'corot-cg.static_cg_max_iterations' must be >= 1");
+  if (o.static_cg_max_iterations < 0)
+    throw InputError("scenario key 'corot-cg.static_cg_max_iterations' must be >= 0 (0: the number of unknowns)");
+  try {
+    tet::parse_forcing(o.static_forcing);
+  } catch (const InputError& e) {
+    throw InputError(std::string("scenario key 'corot-cg.static_forcing': ") + e.what());
+  }
   try {
     mesh::parse_node_ordering(o.node_order);
   } catch (const InputError& e) {
@@ -45,14 +55,15 @@ void validate_corot_cg_options(const CorotCgOptions& o) {
   }
 }
 
-linalg::CgOptions cg_options(const CorotCgOptions& opt, bool static_solve) {
+linalg::CgOptions cg_options(const CorotCgOptions& opt, bool static_solve, int64_t unknowns) {
   linalg::CgOptions o;
   o.preconditioner = opt.preconditioner == "jacobi" ? linalg::Preconditioner::Jacobi : linalg::Preconditioner::None;
   // The standard iteration: the thesis's Listing 1 (one product, then the dots).
   o.single_reduction = linalg::SingleReduction::Off;
   if (static_solve) {
     o.tolerance = opt.static_cg_tolerance;
-    o.max_iterations = opt.static_cg_max_iterations;
+    o.max_iterations = opt.static_cg_max_iterations > 0 ? opt.static_cg_max_iterations
+                                                        : int(std::max<int64_t>(1, unknowns));
   } else {
     o.tolerance = opt.cg_tolerance;
     o.max_iterations = opt.cg_iterations;

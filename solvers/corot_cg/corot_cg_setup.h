@@ -34,8 +34,13 @@ struct CorotCgOptions {
   // equally; both 0: lumped from material.density (rho V / 4 per element node).
   double vertex_mass = 0.0;
   double total_mass = 0.0;
-  double static_cg_tolerance = 1e-10;  // inner CG of the static iterations (relative)
-  int static_cg_max_iterations = 1000;
+  // The static Newton iteration (solvers/tet_model/static_newton.h) on the warped tangent
+  // R K R^T: how its CGs stop ("eisenstat-walker": an adaptive relative tolerance per Newton step,
+  // floored at static_cg_tolerance; "fixed": every CG to static_cg_tolerance) and their cap (0:
+  // the number of unknowns).
+  double static_cg_tolerance = 1e-10;
+  int static_cg_max_iterations = 0;
+  std::string static_forcing = "eisenstat-walker";
   bool graph = true;              // CUDA: each frame one CUDA graph; false: kernels timed per stage
   std::string node_order = "rcm";  // node numbering: rcm, metis, none (meshes/reorder.h)
 };
@@ -47,13 +52,15 @@ template <class V> void visit(V& v, CorotCgOptions& o) {
   v("total_mass", o.total_mass);
   v("static_cg_tolerance", o.static_cg_tolerance);
   v("static_cg_max_iterations", o.static_cg_max_iterations);
+  v("static_forcing", o.static_forcing);
   v("graph", o.graph);
   v("node_order", o.node_order);
 }
 void validate_corot_cg_options(const CorotCgOptions& o);  // InputError naming corot-cg.KEY
 
 // The time step's CG (cg_iterations, cg_tolerance) or the static iterations' (static_*).
-linalg::CgOptions cg_options(const CorotCgOptions& o, bool static_solve);
+// unknowns: what static_cg_max_iterations = 0 stands for.
+linalg::CgOptions cg_options(const CorotCgOptions& o, bool static_solve, int64_t unknowns);
 
 struct CorotCgSetup : tet::TetModel {
   Rotation rotation = Rotation::EdgeFrame;

@@ -1,6 +1,9 @@
 #include "solvers/corot_cg/corot_cg_simulation.h"
 
+#include <cfloat>
 #include <cmath>
+
+#include "solvers/tet_model/static_newton.h"
 
 #include "meshes/errors.h"
 
@@ -59,43 +62,33 @@ void CorotCgSimulation::solve_static(double load_factor) {
   for (double& f : curve_factors_) f = load_factor;
   ++step_;
   checks_step_ = step_;
-  SolverStats st;
   std::vector<double> zero(3 * size_t(setup_.num_nodes), 0.0);
   set_array(StageArray::v, zero);
-  double r0 = 0;
-  int inner = 0;
-  for (int it = 0;; ++it) {
+  tet::StaticNewtonOptions o;
+  o.spec = setup_.static_spec;
+  o.forcing = tet::parse_forcing(setup_.options.static_forcing);
+  o.cg_tolerance = setup_.options.static_cg_tolerance;
+  o.cg_max_iterations = setup_.options.static_cg_max_iterations;
+  o.unknowns = 3 * setup_.num_nodes;
+  o.line_search = false;  // full steps: Integrate adds the whole increment
+  o.residual_floor = tet::static_residual_floor(setup_, precision_ == Precision::Fp32 ? double(FLT_EPSILON) : DBL_EPSILON);
+  tet::StaticNewtonOps ops;
+  ops.assemble = [&] {
     run_stage(Stage::Forces);
-    const std::vector<double> b = get_array(StageArray::b);
     double r = 0;
-    for (double x : b) r += x * x;
-    r = std::sqrt(r);
-    if (it == 0) r0 = st.outer_initial_residual = r;
-    st.outer_final_residual = r;
-    if (!std::isfinite(r)) {
-      st.outer_converged = false;
-      break;
-    }
-    if (r <= setup_.static_spec.tolerance * r0 || r == 0.0) {
-      st.outer_converged = true;
-      break;
-    }
-    if (it >= setup_.static_spec.max_iterations) {
-      st.outer_converged = false;
-      break;
-    }
+    for (double x : get_array(StageArray::b)) r += x * x;
+    return std::sqrt(r);
+  };
+  ops.solve = [&](double tolerance, int max_iterations) {
+    set_static_cg(tolerance, max_iterations);
     const linalg::CgResult cg = run_stage(Stage::Solve);
     ++solves_;
     cg_iterations_total_ += cg.iterations;
-    inner += cg.iterations;
-    st.inner_per_outer.push_back(cg.iterations);
-    st.initial_residual = cg.initial_residual();
-    st.final_residual = cg.final_residual();
-    st.converged = cg.converged();
-    ++st.outer_iterations;
-    run_stage(Stage::Integrate);  // static coefficients: u += dv, v stays 0
-  }
-  st.iterations = inner;
+    return cg;
+  };
+  ops.move = [&](double) { run_stage(Stage::Integrate); };  // static coefficients: u += dv, v stays 0
+  ops.slope = [] { return 0.0; };
+  const SolverStats st = tet::static_newton(o, ops);
   if (!st.outer_converged.value_or(false)) {
     ++counts_.solver_failures;
     if (counts_.first_solver_failure_step < 0) counts_.first_solver_failure_step = step_;

@@ -59,6 +59,9 @@ class CorotCgSimulation : public MeshSimulation {
   virtual std::vector<double> apply_operator(const std::vector<double>& p) = 0;
   // Which CG Solve runs: the time step's or the static iterations'.
   virtual void use_static_solver(bool on) = 0;
+  // The static solver's relative tolerance and cap from now on (the static Newton iteration's
+  // forcing term; a backend rebuilds its solver only when they change).
+  virtual void set_static_cg(double tolerance, int max_iterations) = 0;
   // Median ms of `repeats` batches of kProductBatch operator products (device: CUDA events).
   static constexpr int kProductBatch = 10;
   virtual double time_product_ms(int repeats) = 0;

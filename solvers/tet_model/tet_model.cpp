@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -69,6 +70,28 @@ void set_reference_geometry(TetModel& m, const std::string& method) {
     m.min_volume = std::min(m.min_volume, ref.volume);
     m.max_volume = std::max(m.max_volume, ref.volume);
   }
+}
+
+double static_residual_floor(const TetModel& m, double eps) {
+  std::vector<double> node(size_t(m.num_nodes), 0.0);
+  const double modulus = 2 * m.mu + std::abs(m.lambda);
+  for (int64_t e = 0; e < m.num_elements; ++e) {
+    double G[4][3];
+    tet4_shape_gradients(&m.Dm_inv[size_t(9 * e)], G);
+    double g[4], spread = 0;
+    for (int a = 0; a < 4; ++a) g[a] = std::sqrt(G[a][0] * G[a][0] + G[a][1] * G[a][1] + G[a][2] * G[a][2]);
+    for (int b = 1; b < 4; ++b) {
+      const double* D = &m.Dm[size_t(9 * e)];
+      const double edge = std::sqrt(D[b - 1] * D[b - 1] + D[3 + b - 1] * D[3 + b - 1] + D[6 + b - 1] * D[6 + b - 1]);
+      spread += (edge * g[b]) * (edge * g[b]);
+    }
+    const double s = modulus * m.volume[size_t(e)] * std::sqrt(spread);
+    for (int a = 0; a < 4; ++a) node[size_t(m.connectivity[size_t(4 * e + a)])] += (s * g[a]) * (s * g[a]);
+  }
+  double sum = 0;
+  for (size_t n = 0; n < node.size(); ++n)
+    if (!m.fixed_any[n]) sum += 3 * node[n];
+  return 0.5 * eps * std::sqrt(sum);
 }
 
 std::vector<NodeLoad> merge_loads(const std::vector<NodalForce>& forces) {

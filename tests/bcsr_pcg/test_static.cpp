@@ -10,7 +10,7 @@
 // gradient, the force first order), and the method's residual R^T (x_b - x_0) - (X_b - X_0)
 // cancels at O(eps |X| / |u|) relative to the element forces, which on a cantilever are ~100 times
 // the load: the static iterations' residual floor. The load (rho g = 0.1 N/m^3 on E = 1 MPa, a
-// displacement gradient ~1e-7) keeps both well under 1e-6: measured 2 outer iterations to
+// displacement gradient ~1e-7) keeps both well under 1e-6: measured 3 outer iterations to
 // static.tolerance = 1e-6, and 5.8e-8 from the direct solve. (Ten times less load puts the
 // residual floor at 2.9e-6 of the initial residual: static.tolerance is never met.) So 1e-6
 // relative (to the largest displacement) holds with a margin of ~17, while a wrong load (V/4
@@ -74,6 +74,52 @@ cg_max_iterations = 5000
 }
 
 INSTANTIATE_TEST_SUITE_P(BcsrPcg, StaticEquilibrium, ::testing::ValuesIn(fp64_regimes()), regime_name);
+
+// ---- convergence from the defaults on real meshes (issue 24) -------------------------------------
+// The built-in static scenarios with no option set, as `elastobench run` makes them: the static
+// Newton iteration (consistent tangent, Eisenstat-Walker forcing, CG cap = unknowns, full steps)
+// must reach static.tolerance (1e-6 of |r_0|) in fp64, or the precision's residual floor
+// (tet::static_residual_floor) in fp32, within static.max_iterations (20), with every element
+// upright. raptor-static (8,418 tets, 8,979 unknowns): measured 7 Newton steps and 12,237 CG
+// iterations in fp64 (3 and 2,930 to the floor in fp32); the old defaults (the warped tangent, every
+// CG to 1e-10 but at most 1,000 iterations) missed the tolerance after 20 steps (2.4e-1 of |r_0|).
+// armadillo-static (54,985 tets, 39,690 unknowns) is
+// the `long` case (CMakeLists.txt: discovery leaves it out). Skipped without the data folder.
+class DefaultsConverge : public ::testing::TestWithParam<Regime> {};
+
+void expect_converges_from_defaults(const std::string& scenario, const Regime& r, int max_newton) {
+  if (data_dir().empty()) GTEST_SKIP() << "no mesh data folder";
+  const BuiltinScenario* b = find_builtin_scenario(scenario);
+  ASSERT_NE(b, nullptr);
+  const Scenario sc = scenario_from_toml(b->toml);
+  ASSERT_TRUE(is_static(sc));
+  std::unique_ptr<Simulation> sim =
+      methods().find("bcsr-pcg", r.backend, r.precision).factory(sc, run_options(r.backend, r.precision, 2));
+  sim->solve_static(1.0);
+  const SolverStats st = sim->solver_stats();
+  const nlohmann::json d = sim->details();
+  const double floor = d["static_newton"]["residual_floor"].get<double>();
+  std::printf("%s %s: %d Newton steps, %d CG iterations, residual %.3e of %.3e (%.2e; floor %.2e)\n",
+              scenario.c_str(), regime_label(r).c_str(), st.outer_iterations, st.iterations, st.outer_final_residual,
+              st.outer_initial_residual, st.outer_final_residual / st.outer_initial_residual, floor);
+  ASSERT_TRUE(st.outer_converged.has_value());
+  EXPECT_TRUE(*st.outer_converged);
+  EXPECT_LE(st.outer_iterations, max_newton);
+  const double target = r.precision == Precision::Fp64 ? 1e-6 * st.outer_initial_residual
+                                                       : std::max(1e-6 * st.outer_initial_residual, floor);
+  EXPECT_LE(st.outer_final_residual, target);
+  // The floor is a rounding estimate: in fp64 far below the tolerance, in fp32 below |r_0|.
+  if (r.precision == Precision::Fp64) EXPECT_LT(floor, 1e-3 * target);
+  EXPECT_LT(floor, 0.5 * st.outer_initial_residual);
+  const ValidityCounts v = sim->validity();
+  EXPECT_EQ(v.solver_failures, 0);
+  EXPECT_EQ(v.inverted_element_steps, 0);
+}
+
+TEST_P(DefaultsConverge, Raptor) { expect_converges_from_defaults("raptor-static", GetParam(), 10); }
+TEST_P(DefaultsConverge, Armadillo) { expect_converges_from_defaults("armadillo-static", GetParam(), 10); }
+
+INSTANTIATE_TEST_SUITE_P(BcsrPcg, DefaultsConverge, ::testing::ValuesIn(regimes()), regime_name);
 
 }  // namespace
 }  // namespace eb::bcsr_pcg::test
