@@ -33,13 +33,15 @@
 //    methods: their stable step x courant 0.8 then 0.4) and effort doubled from the cheapest
 //    (hexmg cycles, CG iterations, or a Newton/PCG tolerance divided by 10) until the error is
 //    below the tolerance; the cheapest passing trial over the levels wins; 1% and 0.1%.
+//    --quick: the scene's two coarsest levels, the two largest dt, the five cheapest efforts.
 // Throughput: steps/s (median of 5 batches, min-max) and bytes per element per step (the
 // method's WorkCounts, with its convention) at the scene's default dt and the variant's default
 // effort, for sizes from about 1e4 to 1e6 elements (option corot_sizes), CPU 1 thread and all
 // threads, CUDA, fp32 and fp64.
 //
 // Files under ctx.out_dir: corot_reference.csv, corot_throughput.csv, corot_trials.csv,
-// corot_accuracy.csv, corot_skipped.csv, corot_meta.json; analysis/head_to_head.py draws them.
+// corot_accuracy.csv, corot_skipped.csv (the search's) and corot_throughput_skipped.csv,
+// corot_meta.json; analysis/head_to_head.py draws them.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -128,7 +130,7 @@ Options read_options(const ExperimentContext& ctx) {
       for (const auto& x : split(*v)) o.accuracy.push_back(parse_config(x, ctx.max_threads));
   }
   o.search = !o.accuracy.empty();
-  o.max_element_steps = ctx.quick ? 2e8 : 2e10;
+  o.max_element_steps = ctx.quick ? 2e7 : 2e10;
   if (const std::string* v = ctx.option("corot_max_element_steps")) o.max_element_steps = std::stod(*v);
   o.throughput = !o.sizes.empty();
   return o;
@@ -368,8 +370,12 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
                 << (o.valid ? "error " + num(o.error) + ", " + num(o.wall_per_sim_s) + " s/s" : o.why) << "\n";
     return o;
   });
-  const SearchSpace space{int(levels.size()), v.explicit_dt ? int(std::size(kCourantLadder)) : int(s.dt_ladder.size()),
-                          v.effort_key.empty() ? 1 : int(v.effort_ladder.size())};
+  SearchSpace space{int(levels.size()), v.explicit_dt ? int(std::size(kCourantLadder)) : int(s.dt_ladder.size()),
+                    v.effort_key.empty() ? 1 : int(v.effort_ladder.size())};
+  if (ctx.quick) {  // minutes on 2 cores: the two largest dt and the five cheapest efforts
+    space.dts = std::min(space.dts, 2);
+    space.efforts = std::min(space.efforts, 5);
+  }
   for (double tol : kTolerances) {
     const SearchResult r = search_cheapest(space, tol, cache);
     std::vector<std::string> row = {s.name, num(tol), v.method, v.variant, to_string(c.backend), to_string(c.precision),
@@ -397,7 +403,12 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
 void run_corot_part(const ExperimentContext& ctx) {
   const Options opt = read_options(ctx);
   const bool gpu = ctx.cuda_available && !ctx.quick;
-  nlohmann::json meta = {{"part", "corot"},
+  const fs::path meta_path = ctx.out_dir / "corot_meta.json";
+  nlohmann::json meta = fs::exists(meta_path) ? read_json_file(meta_path) : nlohmann::json::object();
+  const nlohmann::json run = {{"quick", ctx.quick}, {"machine", machine_info(0)}, {"build", build_json()}};
+  if (opt.throughput) meta["throughput_run"] = run;
+  if (opt.search) meta["search_run"] = run;
+  meta.update(nlohmann::json{{"part", "corot"},
                          {"quick", ctx.quick},
                          {"machine", machine_info(0)},
                          {"build", build_json()},
@@ -412,7 +423,10 @@ void run_corot_part(const ExperimentContext& ctx) {
                          {"timing",
                           "throughput: 5 batches after 3 warm-up steps, steps/s from the median batch (min-max from "
                           "the batches); trials: 10 batches of equal steps, cost = median batch time per step x "
-                          "steps / T"}};
+                          "steps / T"}});
+  // Each phase writes its own files, so that the steps/s sweep and the search can run in
+  // separate calls (corot_sizes=none / corot_accuracy=none) into one folder.
+  CsvTable thr_skipped({"scene", "method", "variant", "backend", "precision", "why"});
   CsvTable skipped({"scene", "method", "variant", "backend", "precision", "why"});
   CsvTable ref_csv({"scene", "resolution", "elements", "nodes", "backend", "converged", "newton_iterations",
                     "cg_iterations", "seconds", "probe", "ux", "uy", "uz", "magnitude", "probe_outside",
@@ -428,8 +442,9 @@ void run_corot_part(const ExperimentContext& ctx) {
     if (ctx.max_threads > 1 && (!ctx.quick || p == Precision::Fp64)) thr_configs.push_back({Backend::Cpu, p, ctx.max_threads});
     if (gpu) thr_configs.push_back({Backend::Cuda, p, 0});
   }
-  // Large CPU sweeps would take the budget of the whole part: CPU rows stop at 1e5 elements.
-  constexpr double kCpuMaxElements = 1e5;
+  // Large CPU sweeps would take the budget of the whole part: CPU rows stop at 1e4 elements
+  // (--quick: the sizes asked for).
+  constexpr double kCpuMaxElements = 1e4;
 
   nlohmann::json scenes_meta = nlohmann::json::array();
   for (const Scene& s : corot_scenes()) {
@@ -441,7 +456,7 @@ void run_corot_part(const ExperimentContext& ctx) {
                            {"reference_resolution", ref_res}, {"resolution", s.voxel ? "voxels" : "element edge (m)"},
                            {"throughput_dt", s.throughput_dt}});
     meta["scenes"] = scenes_meta;
-    write_json_atomic(ctx.out_dir / "corot_meta.json", meta);
+    write_json_atomic(meta_path, meta);
 
     if (opt.throughput)
       for (const VariantSpec& v : corot_variants()) {
@@ -449,7 +464,7 @@ void run_corot_part(const ExperimentContext& ctx) {
         for (const Config& c : thr_configs) {
           const std::string why = variant_unavailable(v, c.backend, c.precision);
           if (!why.empty()) {
-            skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
+            thr_skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
             continue;
           }
           for (double n : opt.sizes) {
@@ -459,7 +474,7 @@ void run_corot_part(const ExperimentContext& ctx) {
           }
         }
       }
-    skipped.write(ctx.out_dir / "corot_skipped.csv");
+    if (opt.throughput) thr_skipped.write(ctx.out_dir / "corot_throughput_skipped.csv");
     if (!opt.search) continue;
 
     // The reference and its one-coarser check; on the GPU when there is one.
@@ -502,7 +517,7 @@ void run_corot_part(const ExperimentContext& ctx) {
     }
     skipped.write(ctx.out_dir / "corot_skipped.csv");
   }
-  write_json_atomic(ctx.out_dir / "corot_meta.json", meta);
+  write_json_atomic(meta_path, meta);
 }
 
 }  // namespace eb::head_to_head

@@ -55,7 +55,7 @@ void register_experiment_head_to_head(ExperimentRegistry& r) {
            "corot part: configurations of the time-to-accuracy search, comma-separated BACKEND-PRECISION[-tTHREADS] "
            "(default cuda-fp32 with a GPU, else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
           {"corot_max_element_steps",
-           "corot part: a search trial whose elements x steps exceed this is not run (default 2e10; --quick 2e8)",
+           "corot part: a search trial whose elements x steps exceed this is not run (default 2e10; --quick 2e7)",
            [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }}}});
 }
 

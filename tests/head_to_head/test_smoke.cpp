@@ -32,7 +32,7 @@ TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
   ctx.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg"}, {"corot_sizes", "500"}};
   run_corot_part(ctx);
   for (const char* f : {"corot_reference.csv", "corot_throughput.csv", "corot_trials.csv", "corot_accuracy.csv",
-                        "corot_skipped.csv", "corot_meta.json"})
+                        "corot_skipped.csv", "corot_throughput_skipped.csv", "corot_meta.json"})
     EXPECT_TRUE(std::filesystem::exists(ctx.out_dir / f)) << f;
   const auto ref = lines(ctx.out_dir / "corot_reference.csv");
   ASSERT_EQ(ref.size(), 2u);
