@@ -106,7 +106,7 @@ double coarser(const Scene& s, double resolution) { return s.voxel ? resolution 
 
 const std::vector<VariantSpec>& corot_variants() {
   static const std::vector<std::string> kCycles = {"1", "2", "4", "8", "16", "32"};
-  static const std::vector<std::string> kCg = {"2", "4", "8", "16", "32", "64", "128", "256"};
+  static const std::vector<std::string> kCg = {"4", "8", "16", "32", "64", "128", "256", "512"};
   static const std::vector<std::string> kTolerance = {"1e-1", "1e-2", "1e-3", "1e-4", "1e-5", "1e-6", "1e-8"};
   static const std::vector<VariantSpec> v = {
       {"hexmg", "vcycle", "cycles", kCycles, {}, false, false, {}},

@@ -26,7 +26,9 @@ SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCa
         const TrialSetting s{level, dt, effort};
         r.tried.push_back(s);
         const TrialOutcome& o = trials.get(s);
-        if (!o.valid) continue;
+        // An unsettled error is a snapshot of motion, not the setting's accuracy: it neither
+        // passes nor stops the ladder.
+        if (!o.valid || !(o.settle_change < 0.1 * tolerance)) continue;
         if (passes(o, tolerance)) {
           if (!r.found || o.wall_per_sim_s < r.best_outcome.wall_per_sim_s) {
             r.found = true;
@@ -56,7 +58,8 @@ std::string search_description() {
          "its ladder or when a valid error is not below 0.9 x the previous valid one; the next (halved) dt is "
          "tried only when the current dt's best valid error fell below 0.9 x the previous dt's. The winner is "
          "the passing trial with the least wall time per simulated second over all levels. Invalid trials "
-         "(inverted, non-finite, solver failure, over the trial budget) never pass and never stop the effort ladder.";
+         "(inverted, non-finite, solver failure, over the trial budget) and unsettled ones never pass and never "
+         "stop the effort or dt ladder.";
 }
 
 }  // namespace eb::head_to_head

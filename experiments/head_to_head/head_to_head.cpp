@@ -41,7 +41,7 @@ void register_experiment_head_to_head(ExperimentRegistry& r) {
          {"corot", "nonlinear", "scale", "solvers"},
          {{"corot_sizes",
            "corot part: target element counts of the steps/s sweep, comma-separated (default 1e4,1e5,1e6; --quick "
-           "3000; CPU rows stop at 1e5 unless --quick), or none",
+           "3000; without --quick, CPU rows are the cantilever's up to 1e4), or none",
            [](const std::string& v) { check_numbers("corot_sizes", v, true); }},
           {"corot_scenes", "corot part: scenes to run, comma-separated among cantilever, bunny, sofa-beam (default all)",
            [](const std::string& v) {
@@ -55,7 +55,7 @@ void register_experiment_head_to_head(ExperimentRegistry& r) {
            "corot part: configurations of the time-to-accuracy search, comma-separated BACKEND-PRECISION[-tTHREADS] "
            "(default cuda-fp32 with a GPU, else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
           {"corot_max_element_steps",
-           "corot part: a search trial whose elements x steps exceed this is not run (default 2e10; --quick 2e7)",
+           "corot part: a search trial whose elements x steps exceed this is not run (default 5e9; --quick 2e7)",
            [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }}}});
 }
 

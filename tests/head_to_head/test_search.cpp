@@ -88,5 +88,20 @@ TEST(HeadToHeadSearch, InvalidAndUnsettledTrialsNeverPass) {
   EXPECT_FALSE(passes(cache.all().at({0, 0, 0}), 1e-2));
 }
 
+TEST(HeadToHeadSearch, UnsettledErrorsDoNotStopTheEffortLadder) {
+  // Effort 1 catches the motion at a worse moment than effort 0; effort 2 has settled and passes.
+  TrialCache cache([&](const TrialSetting& s) {
+    TrialOutcome o;
+    o.valid = true;
+    o.wall_per_sim_s = 1.0 + s.effort;
+    o.error = s.effort == 0 ? 0.1 : s.effort == 1 ? 0.5 : 0.001;
+    o.settle_change = s.effort < 2 ? 0.05 : 0.0;
+    return o;
+  });
+  const SearchResult r = search_cheapest({1, 1, 4}, 1e-2, cache);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.best.effort, 2);
+}
+
 }  // namespace
 }  // namespace eb::head_to_head
