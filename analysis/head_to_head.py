@@ -165,8 +165,9 @@ def accuracy_table(accuracy):
     for r in accuracy:
         cost = (f"{show(r['wall_per_sim_s'])} ({show(r['wall_per_sim_s_min'])}-{show(r['wall_per_sim_s_max'])})"
                 if r["found"] == "yes" else r["validity"])
+        error = show(r["error"]) if r["found"] == "yes" else (f"closest {show(r['error'])}" if r["error"] else "")
         body.append([r["scene"], f"{float(r['tolerance']):.1%}", f"{r['method']}/{r['variant']}", config(r),
-                     r["elements"], r["setting"], show(r["error"]), cost, r["steps_timed"], r["trials"],
+                     r["elements"], r["setting"], error, cost, r["steps_timed"], r["trials"],
                      show(r["reference_error_estimate"])])
     return table(["scene", "tolerance", "method/variant", "backend", "elements", "setting", "error",
                   "wall s per simulated s (min-max)", "steps timed", "trials", "reference error est."], body)
