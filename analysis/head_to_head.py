@@ -4,9 +4,9 @@ OUT/head-to-head).
 
     /usr/bin/python3 analysis/head_to_head.py RESULTS_DIR FIGURES_DIR
 
-The corot part (columns: experiments/head_to_head/corot_part.cpp): reads corot_reference.csv,
-corot_throughput.csv, corot_trials.csv, corot_accuracy.csv, corot_skipped.csv, corot_throughput_skipped.csv and
-corot_meta.json, and draws into FIGURES_DIR, as PNG and PDF:
+The corot part (columns: experiments/head_to_head/corot_part.cpp): reads corot_reference_*.csv,
+corot_throughput_*.csv, corot_accuracy_*.csv, corot_skipped_*.csv, corot_throughput_skipped_*.csv
+(one per scene) and corot_meta.json, and draws into FIGURES_DIR, as PNG and PDF:
   head_to_head_steps_<scene>.png   steps/s against elements, log-log, one line per method/variant
                                    and backend/precision/threads (valid rows only)
   head_to_head_tta_<tol>.png       time to accuracy (wall s per simulated s, log) per method and
@@ -21,6 +21,7 @@ variants skipped in this build. A row of an invalid run reads "invalid: <reason>
 of the figures. Python's csv module and matplotlib (Agg) only.
 """
 import csv
+import glob
 import importlib.util
 import json
 import os
@@ -39,12 +40,16 @@ NAME = "head_to_head"
 OTHER_PARTS = ("head_to_head_solvers", "head_to_head_nonlinear")
 
 
-def rows_of(d, name):
-    p = os.path.join(d, name)
-    if not os.path.isfile(p) or os.path.getsize(p) == 0:
-        return []
-    with open(p, newline="") as f:
-        return list(csv.DictReader(f))
+def rows_of(d, table):
+    """Rows of corot_<table>_<scene>.csv over the scenes, in scene order."""
+    rows = []
+    for p in sorted(glob.glob(os.path.join(d, f"corot_{table}_*.csv"))):
+        scene = os.path.basename(p)[len(f"corot_{table}_"):-4]
+        if "_" in scene or os.path.getsize(p) == 0:  # corot_throughput_skipped_* is not a throughput scene
+            continue
+        with open(p, newline="") as f:
+            rows += list(csv.DictReader(f))
+    return rows
 
 
 def number(v):
@@ -205,10 +210,10 @@ def build(results_dir, figures_dir):
     md = ["## Head to head (issue 24)", ""]
     meta_path = os.path.join(results_dir, "corot_meta.json")
     meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else None
-    reference = rows_of(results_dir, "corot_reference.csv")
-    throughput = rows_of(results_dir, "corot_throughput.csv")
-    accuracy = rows_of(results_dir, "corot_accuracy.csv")
-    skipped = rows_of(results_dir, "corot_throughput_skipped.csv") + rows_of(results_dir, "corot_skipped.csv")
+    reference = rows_of(results_dir, "reference")
+    throughput = rows_of(results_dir, "throughput")
+    accuracy = rows_of(results_dir, "accuracy")
+    skipped = rows_of(results_dir, "throughput_skipped") + rows_of(results_dir, "skipped")
     if meta is None and not throughput and not accuracy:
         md += ["### Corotational linear elasticity", "", "not run", ""]
     else:

@@ -39,10 +39,11 @@
 // effort, for sizes from about 1e4 to 1e6 elements (option corot_sizes), CPU 1 thread and all
 // threads, CUDA, fp32 and fp64.
 //
-// Files under ctx.out_dir: corot_reference.csv, corot_throughput.csv, corot_trials.csv,
-// corot_accuracy.csv (per scene, tolerance, variant and configuration the winner, or on a miss
-// the closest error any settled valid trial reached), corot_skipped.csv (the search's) and
-// corot_throughput_skipped.csv, corot_meta.json; analysis/head_to_head.py draws them.
+// Files under ctx.out_dir, one of each per scene (corot_<table>_<scene>.csv, so that scenes and
+// phases can run in separate calls): reference, throughput, trials, accuracy (per tolerance,
+// variant and configuration the winner, or on a miss the closest error any settled valid trial
+// reached), skipped (the search's) and throughput_skipped; and corot_meta.json.
+// analysis/head_to_head.py draws them.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -365,7 +366,7 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
                         rec.times.batches ? num(rec.times.median * 1e-3 * steps / t) : "",
                         rec.times.batches ? num(rec.times.min * 1e-3 * steps / t) : "",
                         rec.times.batches ? num(rec.times.max * 1e-3 * steps / t) : ""});
-    trials_csv.write(ctx.out_dir / "corot_trials.csv");
+    trials_csv.write(ctx.out_dir / ("corot_trials_" + s.name + ".csv"));
     if (!ctx.quiet)
       std::cerr << "head-to-head corot: " << s.name << " " << v.method << "/" << v.variant << " " << c.label()
                 << " level " << ts.level << " " << rec.setting << ": "
@@ -401,7 +402,7 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
     row.push_back(std::to_string(r.tried.size()));
     row.push_back(num(ref_err));
     acc_csv.add_row(row);
-    acc_csv.write(ctx.out_dir / "corot_accuracy.csv");
+    acc_csv.write(ctx.out_dir / ("corot_accuracy_" + s.name + ".csv"));
   }
 }
 
@@ -431,16 +432,6 @@ void run_corot_part(const ExperimentContext& ctx) {
                           "throughput: 5 batches after 3 warm-up steps, steps/s from the median batch (min-max from "
                           "the batches); trials: 10 batches of equal steps, cost = median batch time per step x "
                           "steps / T"}});
-  // Each phase writes its own files, so that the steps/s sweep and the search can run in
-  // separate calls (corot_sizes=none / corot_accuracy=none) into one folder.
-  CsvTable thr_skipped({"scene", "method", "variant", "backend", "precision", "why"});
-  CsvTable skipped({"scene", "method", "variant", "backend", "precision", "why"});
-  CsvTable ref_csv({"scene", "resolution", "elements", "nodes", "backend", "converged", "newton_iterations",
-                    "cg_iterations", "seconds", "probe", "ux", "uy", "uz", "magnitude", "probe_outside",
-                    "coarser_magnitude", "difference_to_coarser", "error_estimate"});
-  CsvTable thr_csv(kThroughputColumns);
-  CsvTable trials_csv(kTrialColumns);
-  CsvTable acc_csv(kAccuracyColumns);
 
   std::vector<Config> thr_configs;
   for (Precision p : {Precision::Fp32, Precision::Fp64}) {
@@ -453,12 +444,23 @@ void run_corot_part(const ExperimentContext& ctx) {
   // cantilever's up to 1e4 elements (--quick: every scene at the sizes asked for).
   constexpr double kCpuMaxElements = 1e4;
 
-  nlohmann::json scenes_meta = nlohmann::json::array();
+  // By scene name, merged with an earlier call's into the same folder.
+  nlohmann::json scenes_meta = meta.contains("scenes") && meta["scenes"].is_object() ? meta["scenes"] : nlohmann::json::object();
   for (const Scene& s : corot_scenes()) {
     if (!opt.scenes.empty() && std::find(opt.scenes.begin(), opt.scenes.end(), s.name) == opt.scenes.end()) continue;
+    // Each scene and phase writes its own files (corot_<table>_<scene>.csv), so that the steps/s
+    // sweep and the search of each scene can run in separate calls into one folder.
+    CsvTable thr_skipped({"scene", "method", "variant", "backend", "precision", "why"});
+    CsvTable skipped({"scene", "method", "variant", "backend", "precision", "why"});
+    CsvTable ref_csv({"scene", "resolution", "elements", "nodes", "backend", "converged", "newton_iterations",
+                      "cg_iterations", "seconds", "probe", "ux", "uy", "uz", "magnitude", "probe_outside",
+                      "coarser_magnitude", "difference_to_coarser", "error_estimate"});
+    CsvTable thr_csv(kThroughputColumns);
+    CsvTable trials_csv(kTrialColumns);
+    CsvTable acc_csv(kAccuracyColumns);
     const std::vector<double>& levels = ctx.quick ? s.quick_levels : s.levels;
     const double ref_res = ctx.quick ? s.quick_reference : s.reference;
-    scenes_meta.push_back({{"name", s.name}, {"scenario", s.scenario}, {"summary", s.summary},
+    scenes_meta[s.name] = nlohmann::json({{"scenario", s.scenario}, {"summary", s.summary},
                            {"settle_time_s", s.settle_time}, {"dt_ladder", s.dt_ladder}, {"levels", levels},
                            {"reference_resolution", ref_res}, {"resolution", s.voxel ? "voxels" : "element edge (m)"},
                            {"throughput_dt", s.throughput_dt}});
@@ -477,11 +479,11 @@ void run_corot_part(const ExperimentContext& ctx) {
           for (double n : opt.sizes) {
             if (c.backend == Backend::Cpu && !ctx.quick && (n > kCpuMaxElements || s.name != "cantilever")) continue;
             throughput_row(ctx, s, v, c, n, thr_csv);
-            thr_csv.write(ctx.out_dir / "corot_throughput.csv");
+            thr_csv.write(ctx.out_dir / ("corot_throughput_" + s.name + ".csv"));
           }
         }
       }
-    if (opt.throughput) thr_skipped.write(ctx.out_dir / "corot_throughput_skipped.csv");
+    if (opt.throughput) thr_skipped.write(ctx.out_dir / ("corot_throughput_skipped_" + s.name + ".csv"));
     if (!opt.search) continue;
 
     // The reference and its one-coarser check; on the GPU when there is one.
@@ -502,13 +504,13 @@ void run_corot_part(const ExperimentContext& ctx) {
                        std::to_string(ref.cg_iterations), num(ref.seconds), ref.probe_names[p], num(a[0]), num(a[1]),
                        num(a[2]), num(m), num(ref.outside[p]), num(mc), num(diff), num(diff / 3.0)});
     }
-    ref_csv.write(ctx.out_dir / "corot_reference.csv");
+    ref_csv.write(ctx.out_dir / ("corot_reference_" + s.name + ".csv"));
     if (!ctx.quiet)
       std::cerr << "head-to-head corot: " << s.name << " reference " << ref.elements << " tets, "
                 << (ref.converged ? "converged" : "NOT converged") << ", error estimate " << num(ref_err) << "\n";
     if (!ref.converged) {
       skipped.add_row({s.name, "(all)", "", "", "", "the reference solve did not converge: no time to accuracy"});
-      skipped.write(ctx.out_dir / "corot_skipped.csv");
+      skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));
       continue;
     }
     for (const VariantSpec& v : corot_variants()) {
@@ -522,7 +524,7 @@ void run_corot_part(const ExperimentContext& ctx) {
         search_variant(ctx, opt, s, v, c, levels, ref.probes, ref_err, trials_csv, acc_csv);
       }
     }
-    skipped.write(ctx.out_dir / "corot_skipped.csv");
+    skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));
   }
   write_json_atomic(meta_path, meta);
 }

@@ -31,18 +31,19 @@ TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
   ctx.data_dir = mesh::default_data_dir();
   ctx.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg"}, {"corot_sizes", "500"}};
   run_corot_part(ctx);
-  for (const char* f : {"corot_reference.csv", "corot_throughput.csv", "corot_trials.csv", "corot_accuracy.csv",
-                        "corot_skipped.csv", "corot_throughput_skipped.csv", "corot_meta.json"})
+  for (const char* f : {"corot_reference_cantilever.csv", "corot_throughput_cantilever.csv", "corot_trials_cantilever.csv",
+                        "corot_accuracy_cantilever.csv", "corot_skipped_cantilever.csv",
+                        "corot_throughput_skipped_cantilever.csv", "corot_meta.json"})
     EXPECT_TRUE(std::filesystem::exists(ctx.out_dir / f)) << f;
-  const auto ref = lines(ctx.out_dir / "corot_reference.csv");
+  const auto ref = lines(ctx.out_dir / "corot_reference_cantilever.csv");
   ASSERT_EQ(ref.size(), 2u);
   EXPECT_NE(ref[1].find(",yes,"), std::string::npos) << ref[1];
-  const auto thr = lines(ctx.out_dir / "corot_throughput.csv");
+  const auto thr = lines(ctx.out_dir / "corot_throughput_cantilever.csv");
   ASSERT_GE(thr.size(), 3u);  // fp32 and fp64 on one thread
   EXPECT_NE(thr[1].find(",valid,"), std::string::npos) << thr[1];
-  const auto acc = lines(ctx.out_dir / "corot_accuracy.csv");
+  const auto acc = lines(ctx.out_dir / "corot_accuracy_cantilever.csv");
   ASSERT_EQ(acc.size(), 3u);  // 1% and 0.1%
-  EXPECT_GE(lines(ctx.out_dir / "corot_trials.csv").size(), 3u);
+  EXPECT_GE(lines(ctx.out_dir / "corot_trials_cantilever.csv").size(), 3u);
 }
 
 }  // namespace
