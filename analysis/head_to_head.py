@@ -105,13 +105,19 @@ def steps_figures(throughput, figures_dir):
         if not lines:
             continue
         fig, ax = plt.subplots(figsize=(8, 5.5))
+        # Colour: method/variant; marker and line: backend, precision, threads.
+        variants = sorted({label.split(" ", 1)[0] for label in lines})
+        configs = sorted({label.split(" ", 1)[1] for label in lines})
+        markers = "os^vD<>pP*x"
         for label, pts in sorted(lines.items()):
             pts.sort()
             xs, ys = [p[0] for p in pts], [p[1] for p in pts]
             lo = [max(0.0, p[1] - (p[2] or p[1])) for p in pts]
             hi = [max(0.0, (p[3] or p[1]) - p[1]) for p in pts]
+            variant, cfg = label.split(" ", 1)
             style = "-" if "cuda" in label else "--"
-            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o" + style, ms=3, capsize=2, label=label)
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt=markers[configs.index(cfg) % len(markers)] + style, ms=4,
+                        capsize=2, color=f"C{variants.index(variant) % 10}", label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("elements (hexahedra or tetrahedra of the method's own mesh)")
