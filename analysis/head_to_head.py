@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""Tables and figures of `elastobench reproduce head-to-head` (issue 24; RESULTS_DIR =
+OUT/head-to-head).
+
+    /usr/bin/python3 analysis/head_to_head.py RESULTS_DIR FIGURES_DIR
+
+The corot part (columns: experiments/head_to_head/corot_part.cpp): reads corot_reference_*.csv,
+corot_throughput_*.csv, corot_accuracy_*.csv, corot_skipped_*.csv, corot_throughput_skipped_*.csv
+(one per scene) and corot_meta.json, and draws into FIGURES_DIR, as PNG and PDF:
+  head_to_head_steps_<scene>.png   steps/s against elements, log-log, one line per method/variant
+                                   and backend/precision/threads (valid rows only)
+  head_to_head_tta_<tol>.png       time to accuracy (wall s per simulated s, log) per method and
+                                   scene at the tolerance (1% and 0.1%), with the min-max of the
+                                   timed batches
+The other parts are drawn by analysis/head_to_head_solvers.py and head_to_head_nonlinear.py
+(their `draw(results_dir, figures_dir) -> str`) when those modules exist.
+`build(results_dir, figures_dir)` returns the Markdown section: the reference per scene with its
+estimated discretization error, the time-to-accuracy tables (the setting the documented search
+chose, its error, cost and trials), the steps/s and bytes per element per step table, and the
+variants skipped in this build. A row of an invalid run reads "invalid: <reason>" and is left out
+of the figures. Python's csv module and matplotlib (Agg) only.
+"""
+import csv
+import glob
+import importlib.util
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from portable_paths import portable_paths  # noqa: E402
+
+NAME = "head_to_head"
+OTHER_PARTS = ("head_to_head_solvers", "head_to_head_nonlinear")
+
+
+def rows_of(d, table):
+    """Rows of corot_<table>_<scene>.csv over the scenes, in scene order."""
+    rows = []
+    for p in sorted(glob.glob(os.path.join(d, f"corot_{table}_*.csv"))):
+        scene = os.path.basename(p)[len(f"corot_{table}_"):-4]
+        if "_" in scene or os.path.getsize(p) == 0:  # corot_throughput_skipped_* is not a throughput scene
+            continue
+        with open(p, newline="") as f:
+            rows += list(csv.DictReader(f))
+    return rows
+
+
+def number(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def show(v, digits=3):
+    x = number(v)
+    if x is None:
+        return v or ""
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e4 or abs(x) < 1e-3:
+        return f"{x:.{digits}g}"
+    return f"{x:.{digits}g}"
+
+
+def table(header, body):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def config(r):
+    c = f"{r['backend']} {r['precision']}"
+    return c + (f" {r['threads']}t" if r.get("threads") else "")
+
+
+def save(fig, figures_dir, stem):
+    paths = []
+    for ext in ("png", "pdf"):
+        p = os.path.join(figures_dir, f"{stem}.{ext}")
+        fig.savefig(p, dpi=130, bbox_inches="tight")
+        paths.append(p)
+    plt.close(fig)
+    return paths[0]
+
+
+# ---- figures ----------------------------------------------------------------------------------
+def steps_figures(throughput, figures_dir):
+    out = []
+    for scene in sorted({r["scene"] for r in throughput}):
+        lines = {}
+        for r in throughput:
+            x, y = number(r["elements"]), number(r["steps_per_s"])
+            if r["scene"] != scene or r["validity"] != "valid" or not x or not y:
+                continue
+            lines.setdefault(f"{r['method']}/{r['variant']} {config(r)}", []).append(
+                (x, y, number(r["steps_per_s_min"]), number(r["steps_per_s_max"])))
+        if not lines:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+        # Colour: method/variant; marker and line: backend, precision, threads.
+        variants = sorted({label.split(" ", 1)[0] for label in lines})
+        configs = sorted({label.split(" ", 1)[1] for label in lines})
+        markers = "os^vD<>pP*x"
+        for label, pts in sorted(lines.items()):
+            pts.sort()
+            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+            lo = [max(0.0, p[1] - (p[2] or p[1])) for p in pts]
+            hi = [max(0.0, (p[3] or p[1]) - p[1]) for p in pts]
+            variant, cfg = label.split(" ", 1)
+            style = "-" if "cuda" in label else "--"
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt=markers[configs.index(cfg) % len(markers)] + style, ms=4,
+                        capsize=2, color=f"C{variants.index(variant) % 10}", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("elements (hexahedra or tetrahedra of the method's own mesh)")
+        ax.set_ylabel("steps/s (median of 5 batches, min-max bars)")
+        ax.set_title(f"head-to-head corot: {scene}, steps per second")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, ncol=2)
+        out.append(save(fig, figures_dir, f"{NAME}_steps_{scene}"))
+    return out
+
+
+def tta_figures(accuracy, figures_dir):
+    out = []
+    for tol in sorted({r["tolerance"] for r in accuracy}, key=lambda t: -float(t)):
+        found = [r for r in accuracy if r["tolerance"] == tol and r["found"] == "yes"]
+        if not found:
+            continue
+        scenes = sorted({r["scene"] for r in found})
+        labels = sorted({f"{r['method']}/{r['variant']} {config(r)}" for r in found})
+        fig, ax = plt.subplots(figsize=(8, 5))
+        width = 0.8 / max(1, len(labels))
+        for k, label in enumerate(labels):
+            for i, scene in enumerate(scenes):
+                r = next((r for r in found if r["scene"] == scene and
+                          f"{r['method']}/{r['variant']} {config(r)}" == label), None)
+                if r is None:
+                    continue
+                y = number(r["wall_per_sim_s"])
+                lo, hi = number(r["wall_per_sim_s_min"]) or y, number(r["wall_per_sim_s_max"]) or y
+                ax.bar(i + k * width, y, width, yerr=[[y - lo], [hi - y]], capsize=2,
+                       label=label if i == scenes.index(r["scene"]) else None, color=f"C{k % 10}")
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(scenes))])
+        ax.set_xticklabels(scenes)
+        ax.set_yscale("log")
+        ax.set_ylabel("wall time per simulated second (s/s)")
+        ax.set_title(f"time to accuracy: displacement error < {float(tol):.1%} against the fp64 reference")
+        handles, names = ax.get_legend_handles_labels()
+        uniq = dict(zip(names, handles))
+        ax.legend(uniq.values(), uniq.keys(), fontsize=7)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        out.append(save(fig, figures_dir, f"{NAME}_tta_{tol}"))
+    return out
+
+
+# ---- tables -----------------------------------------------------------------------------------
+def reference_table(reference):
+    body = [[r["scene"], r["resolution"], r["elements"], r["backend"], r["converged"], r["newton_iterations"],
+             r["cg_iterations"], r["probe"], show(r["magnitude"], 5), show(r["coarser_magnitude"], 5),
+             show(r["error_estimate"])] for r in reference]
+    return table(["scene", "resolution", "tets", "backend", "converged", "Newton", "CG its", "probe", "|u_ref| (m)",
+                  "|u| one level coarser (m)", "est. discretization error"], body)
+
+
+def accuracy_table(accuracy):
+    body = []
+    for r in accuracy:
+        cost = (f"{show(r['wall_per_sim_s'])} ({show(r['wall_per_sim_s_min'])}-{show(r['wall_per_sim_s_max'])})"
+                if r["found"] == "yes" else r["validity"])
+        error = show(r["error"]) if r["found"] == "yes" else (f"closest {show(r['error'])}" if r["error"] else "")
+        body.append([r["scene"], f"{float(r['tolerance']):.1%}", f"{r['method']}/{r['variant']}", config(r),
+                     r["elements"], r["setting"], error, cost, r["steps_timed"], r["trials"],
+                     show(r["reference_error_estimate"])])
+    return table(["scene", "tolerance", "method/variant", "backend", "elements", "setting", "error",
+                  "wall s per simulated s (min-max)", "steps timed", "trials", "reference error est."], body)
+
+
+def throughput_table(throughput):
+    body = []
+    for r in throughput:
+        ok = r["validity"] == "valid"
+        body.append([r["scene"], r["elements"], f"{r['method']}/{r['variant']}", config(r), r["steps_timed"],
+                     f"{show(r['steps_per_s'])} ({show(r['steps_per_s_min'])}-{show(r['steps_per_s_max'])})"
+                     if ok else ("invalid: " + r["validity"] if not r["validity"].startswith("not run") else
+                                 r["validity"]),
+                     show(r["bytes_per_element_step"]), r["bytes_convention"]])
+    return table(["scene", "elements", "method/variant", "backend", "steps timed", "steps/s (min-max)",
+                  "bytes/element/step", "convention"], body)
+
+
+def other_parts(results_dir, figures_dir):
+    md = []
+    for mod in OTHER_PARTS:
+        path = os.path.join(HERE, mod + ".py")
+        if not os.path.exists(path):
+            continue
+        spec = importlib.util.spec_from_file_location("eb_analysis_" + mod, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if hasattr(module, "draw"):
+            md += [module.draw(results_dir, figures_dir), ""]
+    return md
+
+
+def build(results_dir, figures_dir):
+    os.makedirs(figures_dir, exist_ok=True)
+    md = ["## Head to head (issue 24)", ""]
+    meta_path = os.path.join(results_dir, "corot_meta.json")
+    meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else None
+    reference = rows_of(results_dir, "reference")
+    throughput = rows_of(results_dir, "throughput")
+    accuracy = rows_of(results_dir, "accuracy")
+    skipped = rows_of(results_dir, "throughput_skipped") + rows_of(results_dir, "skipped")
+    if meta is None and not throughput and not accuracy:
+        md += ["### Corotational linear elasticity", "", "not run", ""]
+    else:
+        md += ["### Corotational linear elasticity: time to accuracy", ""]
+        if meta:
+            md += [f"Search: {meta.get('search', '')}", "", f"Reference: {meta.get('reference', '')}", "",
+                   f"Timing: {meta.get('timing', '')}", ""]
+            m = meta.get("machine") or {}
+            gpu = m.get("gpu")
+            gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
+            md += [f"Machine: {m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}; "
+                   f"{'--quick' if meta.get('quick') else 'full run'}", ""]
+        if reference:
+            md += [reference_table(reference), ""]
+        if accuracy:
+            md += [accuracy_table(accuracy), ""]
+        for p in tta_figures(accuracy, figures_dir):
+            md += [f"![time to accuracy]({p})", ""]
+        if throughput:
+            md += ["### Corotational linear elasticity: steps/s and bytes per element", "", throughput_table(throughput), ""]
+        for p in steps_figures(throughput, figures_dir):
+            md += [f"![steps per second]({p})", ""]
+        if skipped:
+            md += ["Skipped in this build:", "",
+                   table(["scene", "method", "variant", "backend", "precision", "why"],
+                         [[r[k] for k in ("scene", "method", "variant", "backend", "precision", "why")]
+                          for r in skipped]), ""]
+    md += other_parts(results_dir, figures_dir)
+    return portable_paths("\n".join(md))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    text = build(sys.argv[1], sys.argv[2])
+    with open(os.path.join(sys.argv[2], NAME + ".md"), "w") as f:
+        f.write(text + "\n")

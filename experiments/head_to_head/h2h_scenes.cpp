@@ -1,0 +1,145 @@
+#include "experiments/head_to_head/h2h_scenes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "meshes/errors.h"
+#include "solvers/common/scenario.h"
+
+namespace eb::head_to_head {
+namespace {
+
+// The head-to-head scenes are edits of built-in scenarios (their documents, so that nothing is
+// written twice): method sections dropped (a run of another method refuses them), then the
+// scene's own changes.
+nlohmann::json base_document(const std::string& builtin) {
+  const BuiltinScenario* b = find_builtin_scenario(builtin);
+  if (!b) throw std::logic_error("head-to-head: built-in scenario " + builtin + " missing");
+  nlohmann::json doc = parse_scenario_text(b->toml, "toml", builtin);
+  for (const std::string& m : methods().method_names()) doc.erase(m);
+  return doc;
+}
+
+// The Stanford bunny of experiments/dick2011 (base fixed, 1/100 gravity on the Dick 2011 Fig. 11
+// material, the same ear and tail probes) on the cantilever's document, with mass damping
+// 20 1/s so that every run settles within T.
+void edit_bunny(nlohmann::json& d) {
+  d["name"] = "h2h-bunny";
+  d["description"] = "Head-to-head: the Stanford bunny voxelized to mesh.target_elements voxels, E = 1 MPa, "
+                     "nu = 0.3, rho = 1e5 kg/m^3, base fixed, 1/100 gravity along -y, mass damping 20 1/s.";
+  d["mesh"] = {{"source", "file"}, {"file", "bunny.off"}, {"target_elements", 11900}};
+  d["material"] = {{"youngs_modulus", 1.0e6}, {"poisson_ratio", 0.3}, {"density", 1.0e5}};
+  d["boundary"]["gravity"] = {0.0, -0.0981, 0.0};
+  d["boundary"]["fixed"][0]["where"] = {{"kind", "box"}, {"min", {-1.0, -1.0, -1.0}}, {"max", {1.0, 0.0429874, 1.0}}};
+  d["time"]["damping"] = 20.0;
+  d["output"]["probes"] = {{{"name", "ear"}, {"position", {-0.0915, 0.1552, 0.0232}}},
+                           {{"name", "tail"}, {"position", {0.0587, 0.0914, -0.0105}}}};
+}
+
+// SOFA's benchmark beam (sofa-beam: the box, SOFA's 6-tetrahedra split, the material and mass)
+// at small strain: 1/60 of its gravity (a linear tip deflection of 0.30 m, 1.6% of its length,
+// against 18 m at full gravity, where it would hang from its clamp), without the ground plane
+// and the stiffness-proportional damping that only corot-cg implements, with mass damping near
+// critical for the first bending mode (omega_1 = 0.88 rad/s).
+void edit_sofa_beam(nlohmann::json& d) {
+  d["name"] = "h2h-sofa-beam";
+  d["description"] = "Head-to-head: SOFA's beam16x16x76 at 1/60 of its gravity (tip sag ~1.6% of the length), "
+                     "no ground plane, mass damping 1.76 1/s.";
+  d["boundary"]["gravity"] = {0.0, -0.15, 0.0};
+  d["boundary"].erase("ground");
+  d["time"]["rayleigh_stiffness"] = 0.0;
+  d["time"]["damping"] = 1.76;
+}
+
+std::vector<Scene> make_scenes() {
+  std::vector<Scene> s;
+  // cantilever (builtin): damping 40 1/s against omega_1 = 32 rad/s, settled to e^-20 at T = 1 s.
+  s.push_back({"cantilever", "cantilever", "1 m x 0.1 m x 0.1 m beam, clamped, gravity (tip sag 1.5% of its length)",
+               false, {1.0, 0.1, 0.1}, 1.0, {0.02, 0.01, 0.005, 0.0025},
+               {0.025, 0.0125, 0.00625}, {0.05, 0.025}, 0.003125, 0.0125, 0.005, nullptr});
+  s.push_back({"bunny", "cantilever", "Stanford bunny voxels, base fixed, 1/100 gravity", true, {0, 0, 0}, 3.0,
+               {0.1, 0.05, 0.025, 0.0125}, {11900, 33300, 94300}, {1500, 4000}, 269000, 11900, 0.05, edit_bunny});
+  s.push_back({"sofa-beam", "sofa-beam", "SOFA's beam 19 x 4 x 4 at 1/60 gravity, clamped, no ground", false,
+               {19.0, 4.0, 4.0}, 15.0, {0.2, 0.1, 0.05, 0.025}, {1.0, 0.5, 0.25}, {2.0, 1.0}, 0.125, 0.5, 0.04, edit_sofa_beam});
+  return s;
+}
+
+}  // namespace
+
+Scenario scene_scenario(const Scene& s, const std::vector<std::string>& overrides) {
+  nlohmann::json doc = base_document(s.scenario);
+  if (s.edit) s.edit(doc);
+  for (const std::string& o : overrides) apply_override(doc, o);
+  return scenario_from_json(doc, "head-to-head scene " + s.name);
+}
+
+const std::vector<Scene>& corot_scenes() {
+  static const std::vector<Scene> scenes = make_scenes();
+  return scenes;
+}
+
+std::vector<std::string> mesh_overrides(const Scene& s, double resolution) {
+  if (s.voxel) return {"mesh.target_elements=" + std::to_string(std::max(1L, std::lround(resolution)))};
+  std::string d = "mesh.divisions=[";
+  for (int k = 0; k < 3; ++k) d += (k ? "," : "") + std::to_string(std::max(1L, std::lround(s.box[size_t(k)] / resolution)));
+  return {d + "]"};
+}
+
+double resolution_for_elements(const Scene& s, double elements, mesh::CellType cell) {
+  const double cubes = cell == mesh::CellType::Tetra ? elements / 6.0 : elements;
+  if (s.voxel) return cubes;
+  // hexmg takes cubes only: the edge is snapped to the nearest one that divides every side.
+  const double want = std::cbrt(s.box[0] * s.box[1] * s.box[2] / cubes);
+  const double side = std::min({s.box[0], s.box[1], s.box[2]});
+  double best = side;
+  for (int n = 1; n <= 1024; ++n) {
+    const double h = side / n;
+    bool whole = true;
+    for (double d : s.box) whole = whole && std::abs(d / h - std::round(d / h)) < 1e-6 * (d / h);
+    if (whole && std::abs(std::log(h / want)) < std::abs(std::log(best / want))) best = h;
+  }
+  return best;
+}
+
+double coarser(const Scene& s, double resolution) { return s.voxel ? resolution / 8.0 : 2.0 * resolution; }
+
+const std::vector<VariantSpec>& corot_variants() {
+  static const std::vector<std::string> kCycles = {"1", "2", "4", "8", "16", "32"};
+  static const std::vector<std::string> kCg = {"4", "8", "16", "32", "64", "128", "256", "512"};
+  static const std::vector<std::string> kTolerance = {"1e-1", "1e-2", "1e-3", "1e-4", "1e-5", "1e-6", "1e-8"};
+  static const std::vector<VariantSpec> v = {
+      {"hexmg", "vcycle", "cycles", kCycles, {}, false, false, {}},
+      {"hexmg", "smoothed-vcycle", "cycles", kCycles, {}, false, false, {}},
+      {"hexmg", "smoothed-pcg", "tolerance", kTolerance, {}, false, false, {}},
+      {"bcsr-pcg", "gather", "cg_iterations", kCg, {"bcsr-pcg.cg_tolerance=0"}, false, false, {}},
+      {"corot-cg", "edge", "cg_iterations", kCg, {"corot-cg.cg_tolerance=0"}, false, false, {}},
+      {"corot-cg", "polar", "cg_iterations", kCg, {"corot-cg.cg_tolerance=0"}, false, false, {}},
+      {"tled", "gather", "", {}, {}, true, true, {}},
+      {"tled", "hourglass", "", {}, {}, true, true, {}},
+      {"nr-neohookean", "cpu-opt", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,
+       false, {Backend::Cpu}},
+      {"nr-neohookean", "sharednz", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,
+       false, {Backend::Cuda}},
+  };
+  return v;
+}
+
+std::string variant_unavailable(const VariantSpec& v, Backend b, Precision p) {
+  if (!v.backends.empty() && std::find(v.backends.begin(), v.backends.end(), b) == v.backends.end())
+    return "not run on " + to_string(b) + " (another variant of the method is its best there)";
+  const MethodRegistry& r = methods();
+  const auto& infos = r.infos();
+  const auto info = std::find_if(infos.begin(), infos.end(), [&](const MethodInfo& i) { return i.name == v.method; });
+  if (info == infos.end()) return "method not compiled into this build";
+  const VariantInfo* vi = info->variant(v.variant);
+  if (!vi) return "variant not in this build";
+  if (!v.effort_key.empty() && !vi->keys.empty() &&
+      std::find(vi->keys.begin(), vi->keys.end(), v.effort_key) == vi->keys.end())
+    return "the variant does not take the searched key " + v.method + "." + v.effort_key;
+  for (const MethodEntry& e : r.entries())
+    if (e.method == v.method && e.variant == v.variant && e.backend == b && e.precision == p) return "";
+  return "no " + to_string(b) + " " + to_string(p) + " entry in this build";
+}
+
+}  // namespace eb::head_to_head

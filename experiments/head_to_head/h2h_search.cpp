@@ -1,0 +1,65 @@
+#include "experiments/head_to_head/h2h_search.h"
+
+#include <limits>
+
+namespace eb::head_to_head {
+
+const TrialOutcome& TrialCache::get(const TrialSetting& s) {
+  auto it = done_.find(s);
+  if (it == done_.end()) it = done_.emplace(s, run_(s)).first;
+  return it->second;
+}
+
+bool passes(const TrialOutcome& o, double tolerance) {
+  return o.valid && o.error < tolerance && o.settle_change < 0.1 * tolerance;
+}
+
+SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCache& trials) {
+  SearchResult r;
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  for (int level = 0; level < space.levels; ++level) {
+    double previous_dt_best = kNone;
+    for (int dt = 0; dt < space.dts; ++dt) {
+      double this_dt_best = kNone, previous_error = kNone;
+      bool passed = false;
+      for (int effort = 0; effort < space.efforts; ++effort) {
+        const TrialSetting s{level, dt, effort};
+        r.tried.push_back(s);
+        const TrialOutcome& o = trials.get(s);
+        // An unsettled error is a snapshot of motion, not the setting's accuracy: it neither
+        // passes nor stops the ladder.
+        if (!o.valid || !(o.settle_change < 0.1 * tolerance)) continue;
+        if (passes(o, tolerance)) {
+          if (!r.found || o.wall_per_sim_s < r.best_outcome.wall_per_sim_s) {
+            r.found = true;
+            r.best = s;
+            r.best_outcome = o;
+          }
+          passed = true;
+          break;
+        }
+        this_dt_best = std::min(this_dt_best, o.error);
+        if (o.error >= kStallFactor * previous_error) break;
+        previous_error = o.error;
+      }
+      if (passed) break;
+      if (previous_dt_best < kNone && !(this_dt_best < kStallFactor * previous_dt_best)) break;
+      if (this_dt_best < kNone) previous_dt_best = this_dt_best;
+    }
+  }
+  return r;
+}
+
+std::string search_description() {
+  return "Per element-size level (coarsest first): dt from the ladder, largest first; at each dt the solver "
+         "effort from the cheapest, doubled (the next entry of the variant's effort ladder) until the trial is "
+         "valid with error below the tolerance and settled (probes moved less than a tenth of the tolerance x "
+         "|u_ref| over the last 10% of T), which is the level's winner. Effort stops rising at the top of "
+         "its ladder or when a valid error is not below 0.9 x the previous valid one; the next (halved) dt is "
+         "tried only when the current dt's best valid error fell below 0.9 x the previous dt's. The winner is "
+         "the passing trial with the least wall time per simulated second over all levels. Invalid trials "
+         "(inverted, non-finite, solver failure, over the trial budget) and unsettled ones never pass and never "
+         "stop the effort or dt ladder.";
+}
+
+}  // namespace eb::head_to_head

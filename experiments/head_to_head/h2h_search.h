@@ -1,0 +1,84 @@
+#pragma once
+// The time-to-accuracy search of the head-to-head corot part: the cheapest setting (element size,
+// time step, solver effort) at which a method's settled displacement stays within a tolerance of
+// the reference. Pure logic over a callback that runs one trial, so that the order of the trials
+// and the choice of the winner are tested on synthetic tables (tests/head_to_head).
+//
+// The search, per element-size level (coarsest first):
+//   for dt on the ladder, largest first:
+//     for effort = cheapest, doubled each time (an index into the variant's effort ladder):
+//       run the trial; a valid trial whose error is below the tolerance and that has settled
+//       (its probes moved by less than tolerance / 10 x |u_ref| over the last 10% of T) is the
+//       level's winner, and the level ends;
+//       effort stops rising at the top of its ladder or when the error no longer falls (a valid
+//       error >= kStallFactor x the previous valid one): more effort cannot help this dt/mesh;
+//     the next (halved) dt is tried only when this dt did better than the previous one (its best
+//     valid error < kStallFactor x the previous dt's, or the previous dt had no valid trial):
+//     otherwise the remaining error is the mesh's and smaller steps cannot help.
+// The winner over all levels is the passing trial with the least wall time per simulated second.
+// Invalid trials (inverted, non-finite, solver failure, over the budget) and unsettled ones
+// never pass and never count as "the error no longer falls" (an unsettled error is a snapshot
+// of the motion: it may rise with effort while the settled error falls). Trials are memoized by setting, so a second tolerance reruns
+// nothing the first one ran.
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace eb::head_to_head {
+
+constexpr double kStallFactor = 0.9;
+
+struct TrialSetting {
+  int level = 0;   // element-size level, 0 = coarsest
+  int dt = 0;      // index into the dt ladder, 0 = largest
+  int effort = 0;  // index into the effort ladder, 0 = cheapest
+  bool operator<(const TrialSetting& o) const {
+    return std::tie(level, dt, effort) < std::tie(o.level, o.dt, o.effort);
+  }
+};
+
+struct TrialOutcome {
+  bool valid = false;
+  std::string why;                // invalid: the reason
+  double error = 0.0;             // max over probes |u(T) - u_ref| / |u_ref|
+  double settle_change = 0.0;     // max over probes |u(T) - u(0.9 T)| / |u_ref|
+  double wall_per_sim_s = 0.0;    // wall seconds per simulated second
+};
+
+struct SearchSpace {
+  int levels = 1;
+  int dts = 1;
+  int efforts = 1;  // 1: the method has no effort to vary (explicit)
+};
+
+struct SearchResult {
+  bool found = false;
+  TrialSetting best;
+  TrialOutcome best_outcome;
+  std::vector<TrialSetting> tried;  // in the order this search asked for them (memoized ones too)
+};
+
+using TrialRunner = std::function<TrialOutcome(const TrialSetting&)>;
+
+// Memoizes trials across searches of one method on one scene and configuration.
+class TrialCache {
+ public:
+  explicit TrialCache(TrialRunner run) : run_(std::move(run)) {}
+  const TrialOutcome& get(const TrialSetting& s);
+  const std::map<TrialSetting, TrialOutcome>& all() const { return done_; }
+
+ private:
+  TrialRunner run_;
+  std::map<TrialSetting, TrialOutcome> done_;
+};
+
+// Whether a trial meets `tolerance`: valid, error below it, settled to a tenth of it.
+bool passes(const TrialOutcome& o, double tolerance);
+SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCache& trials);
+
+// The search's rule in one paragraph, for meta files and the report.
+std::string search_description();
+
+}  // namespace eb::head_to_head

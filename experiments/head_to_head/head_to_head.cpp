@@ -1,0 +1,62 @@
+// `elastobench reproduce head-to-head`: the parts in parts.h, in that order; each writes its own
+// files under ctx.out_dir, and analysis/head_to_head.py draws them.
+#include <sstream>
+
+#include "experiments/head_to_head/parts.h"
+#include "meshes/errors.h"
+
+namespace eb {
+namespace {
+
+// Each item of a comma list must parse as a positive number.
+void check_numbers(const std::string& key, const std::string& value, bool allow_none) {
+  if (allow_none && value == "none") return;
+  std::stringstream ss(value);
+  int count = 0;
+  for (std::string item; std::getline(ss, item, ',');) {
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || !(x > 0)) throw InputError("head-to-head option " + key + ": '" + item + "' is not a positive number");
+    ++count;
+  }
+  if (!count) throw InputError("head-to-head option " + key + ": no value given");
+}
+
+}  // namespace
+
+void register_experiment_head_to_head(ExperimentRegistry& r) {
+  r.add({"head-to-head",
+         "All methods on the same scenes by time to accuracy, and the solvers on the same linear systems",
+         [](const ExperimentContext& ctx) {
+           if (ctx.wants("corot")) head_to_head::run_corot_part(ctx);
+           if (ctx.wants("nonlinear")) head_to_head::run_nonlinear_part(ctx);
+           if (ctx.wants("scale")) head_to_head::run_scale_part(ctx);
+           if (ctx.wants("solvers")) head_to_head::run_solvers_part(ctx);
+         },
+         {"corot", "nonlinear", "scale", "solvers"},
+         {{"corot_sizes",
+           "corot part: target element counts of the steps/s sweep, comma-separated (default 1e4,1e5,1e6; --quick "
+           "3000; without --quick, CPU rows are the cantilever's up to 1e4), or none",
+           [](const std::string& v) { check_numbers("corot_sizes", v, true); }},
+          {"corot_scenes", "corot part: scenes to run, comma-separated among cantilever, bunny, sofa-beam (default all)",
+           [](const std::string& v) {
+             std::stringstream ss(v);
+             for (std::string s; std::getline(ss, s, ',');)
+               if (s != "cantilever" && s != "bunny" && s != "sofa-beam")
+                 throw InputError("head-to-head option corot_scenes: '" + s + "' is not cantilever, bunny or sofa-beam");
+           }},
+          {"corot_methods", "corot part: methods or method/variant entries to run, comma-separated (default all)"},
+          {"corot_accuracy",
+           "corot part: configurations of the time-to-accuracy search, comma-separated BACKEND-PRECISION[-tTHREADS] "
+           "(default cuda-fp32 with a GPU, else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
+          {"corot_max_element_steps",
+           "corot part: a search trial whose elements x steps exceed this is not run (default 5e9; --quick 2e7)",
+           [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }}}});
+}
+
+}  // namespace eb

@@ -1,0 +1,107 @@
+// The time-to-accuracy search (experiments/head_to_head/h2h_search.h) on synthetic tables of
+// error and cost per setting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "experiments/head_to_head/h2h_search.h"
+
+namespace eb::head_to_head {
+namespace {
+
+// Error = discretization floor of the level + time error (dt) + solver error (effort);
+// cost = elements(level) x steps(dt) x effort work.
+TrialOutcome model(const TrialSetting& s) {
+  TrialOutcome o;
+  o.valid = true;
+  const double floor[] = {0.05, 0.004, 0.0004};
+  o.error = floor[s.level] + 0.002 * std::pow(0.5, s.dt) + 0.08 * std::pow(0.25, s.effort);
+  o.wall_per_sim_s = std::pow(8.0, s.level) * std::pow(2.0, s.dt) * std::pow(2.0, s.effort);
+  return o;
+}
+
+TEST(HeadToHeadSearch, PicksTheCheapestPassingSettingOverLevels) {
+  int runs = 0;
+  TrialCache cache([&](const TrialSetting& s) { ++runs; return model(s); });
+  const SearchSpace space{3, 4, 6};
+  const SearchResult r = search_cheapest(space, 1e-2, cache);
+  ASSERT_TRUE(r.found);
+  // Level 0 cannot pass (floor 5%); level 1 passes at dt 0 once 0.004 + 0.002 + 0.08 / 4^e is
+  // below 0.01: e = 2 gives 0.011, e = 3 gives 0.00725.
+  EXPECT_EQ(r.best.level, 1);
+  EXPECT_EQ(r.best.dt, 0);
+  EXPECT_EQ(r.best.effort, 3);
+  EXPECT_DOUBLE_EQ(r.best_outcome.wall_per_sim_s, 8.0 * 8.0);
+  // Every passing setting of the table costs at least as much as the winner.
+  for (int l = 0; l < 3; ++l)
+    for (int d = 0; d < 4; ++d)
+      for (int e = 0; e < 6; ++e) {
+        const TrialOutcome o = model({l, d, e});
+        if (passes(o, 1e-2)) EXPECT_GE(o.wall_per_sim_s, r.best_outcome.wall_per_sim_s) << l << d << e;
+      }
+  // The tighter tolerance reuses every trial the first search ran.
+  const int first = runs;
+  const SearchResult tight = search_cheapest(space, 1e-3, cache);
+  ASSERT_TRUE(tight.found);
+  EXPECT_EQ(tight.best.level, 2);
+  EXPECT_GT(runs, first);
+  const int second = runs;
+  search_cheapest(space, 1e-3, cache);
+  EXPECT_EQ(runs, second);
+}
+
+TEST(HeadToHeadSearch, StopsRaisingEffortWhenTheErrorNoLongerFalls) {
+  std::vector<TrialSetting> order;
+  TrialCache cache([&](const TrialSetting& s) {
+    order.push_back(s);
+    TrialOutcome o;
+    o.valid = true;
+    o.error = 0.5;  // the mesh's: no effort or dt changes it
+    o.wall_per_sim_s = 1;
+    return o;
+  });
+  const SearchResult r = search_cheapest({2, 4, 6}, 1e-2, cache);
+  EXPECT_FALSE(r.found);
+  // Per level: effort 0 and 1 at dt 0 (no improvement stops the effort), then dt 1 the same
+  // (no improvement over dt 0 stops the level).
+  ASSERT_EQ(order.size(), 8u);
+  EXPECT_EQ(order[0].effort, 0);
+  EXPECT_EQ(order[1].effort, 1);
+  EXPECT_EQ(order[2].dt, 1);
+  EXPECT_EQ(order[4].level, 1);
+}
+
+TEST(HeadToHeadSearch, InvalidAndUnsettledTrialsNeverPass) {
+  TrialCache cache([&](const TrialSetting& s) {
+    TrialOutcome o;
+    o.error = 1e-4;
+    o.wall_per_sim_s = 1.0 + s.dt;
+    o.valid = s.dt >= 1;               // dt 0 inverts
+    o.settle_change = s.dt == 1 ? 5e-4 : 0.0;  // dt 1 still moves more than a tenth of 1e-3
+    return o;
+  });
+  const SearchResult r = search_cheapest({1, 3, 1}, 1e-3, cache);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.best.dt, 2);
+  EXPECT_TRUE(passes(cache.all().at({0, 1, 0}), 1e-2));  // settled enough for 1%
+  EXPECT_FALSE(passes(cache.all().at({0, 1, 0}), 1e-3));
+  EXPECT_FALSE(passes(cache.all().at({0, 0, 0}), 1e-2));
+}
+
+TEST(HeadToHeadSearch, UnsettledErrorsDoNotStopTheEffortLadder) {
+  // Effort 1 catches the motion at a worse moment than effort 0; effort 2 has settled and passes.
+  TrialCache cache([&](const TrialSetting& s) {
+    TrialOutcome o;
+    o.valid = true;
+    o.wall_per_sim_s = 1.0 + s.effort;
+    o.error = s.effort == 0 ? 0.1 : s.effort == 1 ? 0.5 : 0.001;
+    o.settle_change = s.effort < 2 ? 0.05 : 0.0;
+    return o;
+  });
+  const SearchResult r = search_cheapest({1, 1, 4}, 1e-2, cache);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.best.effort, 2);
+}
+
+}  // namespace
+}  // namespace eb::head_to_head

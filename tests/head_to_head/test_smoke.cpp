@@ -1,0 +1,50 @@
+// `reproduce head-to-head --quick --parts corot` on one tiny scene and one method: every file is
+// written, the reference converged, the throughput row is valid and the search recorded its
+// trials and a row per tolerance. Label long: the reference and the trials take tens of seconds
+// on 2 cores.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "experiments/head_to_head/parts.h"
+#include "meshes/mesh_spec.h"
+
+namespace eb::head_to_head {
+namespace {
+
+std::vector<std::string> lines(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
+  ExperimentContext ctx;
+  ctx.out_dir = std::filesystem::path(::testing::TempDir()) / "h2h_smoke";
+  std::filesystem::remove_all(ctx.out_dir);
+  std::filesystem::create_directories(ctx.out_dir);
+  ctx.quick = true;
+  ctx.max_threads = 1;
+  ctx.quiet = true;
+  ctx.data_dir = mesh::default_data_dir();
+  ctx.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg"}, {"corot_sizes", "500"}};
+  run_corot_part(ctx);
+  for (const char* f : {"corot_reference_cantilever.csv", "corot_throughput_cantilever.csv", "corot_trials_cantilever.csv",
+                        "corot_accuracy_cantilever.csv", "corot_skipped_cantilever.csv",
+                        "corot_throughput_skipped_cantilever.csv", "corot_meta.json"})
+    EXPECT_TRUE(std::filesystem::exists(ctx.out_dir / f)) << f;
+  const auto ref = lines(ctx.out_dir / "corot_reference_cantilever.csv");
+  ASSERT_EQ(ref.size(), 2u);
+  EXPECT_NE(ref[1].find(",yes,"), std::string::npos) << ref[1];
+  const auto thr = lines(ctx.out_dir / "corot_throughput_cantilever.csv");
+  ASSERT_GE(thr.size(), 3u);  // fp32 and fp64 on one thread
+  EXPECT_NE(thr[1].find(",valid,"), std::string::npos) << thr[1];
+  const auto acc = lines(ctx.out_dir / "corot_accuracy_cantilever.csv");
+  ASSERT_EQ(acc.size(), 3u);  // 1% and 0.1%
+  EXPECT_GE(lines(ctx.out_dir / "corot_trials_cantilever.csv").size(), 3u);
+}
+
+}  // namespace
+}  // namespace eb::head_to_head
