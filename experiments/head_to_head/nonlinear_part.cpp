@@ -61,8 +61,8 @@ void check_positive(const std::string& key, const std::string& v) {
 NlOptions read_options(const ExperimentContext& ctx) {
   NlOptions o;
   o.repeats = std::max(5, int(positive_option(ctx, "nl_repeats", 5)));
-  o.row_budget_s = positive_option(ctx, "nl_row_budget_s", ctx.quick ? 15 : 60);
-  o.search_run_s = positive_option(ctx, "nl_search_run_s", ctx.quick ? 5 : 30);
+  o.row_budget_s = positive_option(ctx, "nl_row_budget_s", ctx.quick ? 15 : 30);
+  o.search_run_s = positive_option(ctx, "nl_search_run_s", ctx.quick ? 5 : 20);
   return o;
 }
 
@@ -185,11 +185,11 @@ std::vector<ExperimentOption> nonlinear_part_options() {
   return {{"nl_repeats", "nonlinear part: timed repeats per row (>= 5; default 5)",
            [](const std::string& v) { check_positive("nl_repeats", v); }},
           {"nl_row_budget_s",
-           "nonlinear part: seconds a timed row may take (repeats x one run; default 60, --quick 15); a row over it "
+           "nonlinear part: seconds a timed row may take (repeats x one run; default 30, --quick 15); a row over it "
            "is reported as not timed",
            [](const std::string& v) { check_positive("nl_row_budget_s", v); }},
           {"nl_search_run_s",
-           "nonlinear part: the search stops refining a method once one of its runs took longer (default 30 s, "
+           "nonlinear part: the search stops refining a method once one of its runs took longer (default 20 s, "
            "--quick 5 s)",
            [](const std::string& v) { check_positive("nl_search_run_s", v); }}};
 }
@@ -343,7 +343,7 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
   meta["search"] =
       "CPU fp64, one thread, one run per setting. tled: element size (elements per edge; dt is its stable step x "
       "courant 0.8): on the cube the 5 s loading with convergence_rate 0.999 as strbac2015; on the block dynamic "
-      "relaxation under mass damping 300 1/s, one run to 0.4 s with the probe error after every 1/200 of it, "
+      "relaxation under mass damping 300 1/s, one run to 0.2 s with the probe error after every 1/200 of it, "
       "the setting's step count being the first after which the error stays below the target. nr-neohookean: element size, Newton "
       "tolerance (relative per increment, 1e-3 or 1e-6) and the fewest static load increments of 1, 2, 4, ..., 64 "
       "that converge. Each target takes the valid setting of least wall time whose error meets it; refining stops "

@@ -75,10 +75,14 @@ std::vector<ExperimentOption> scale_part_options() {
            check_fraction},
           {"scale_setup_s",
            "scale part: the most seconds of host set-up (mesh generation, method set-up, upload) extrapolated for "
-           "one method's largest model (default 45)",
+           "one method's largest model (default 30)",
            [](const std::string& v) { check_seconds("scale_setup_s", v); }},
           {"scale_steps", "scale part: timed steps at the largest size (default 5, after 1 warm-up step)",
-           [](const std::string& v) { check_seconds("scale_steps", v); }}};
+           [](const std::string& v) { check_seconds("scale_steps", v); }},
+          {"scale_run_s",
+           "scale part: seconds of timed steps per method at the largest size (default 20); fewer than scale_steps "
+           "steps are timed when the warm-up step says they would take longer (at least 1)",
+           [](const std::string& v) { check_seconds("scale_run_s", v); }}};
 }
 
 }  // namespace eb::head_to_head

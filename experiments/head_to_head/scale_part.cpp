@@ -105,9 +105,11 @@ void run_scale_part(const ExperimentContext& ctx) {
     return v ? std::stod(*v) : fallback;
   };
   const double fraction = number("scale_memory_fraction", 0.8);
-  const double setup_limit = number("scale_setup_s", 45);
-  const int steps = std::max(1, int(number("scale_steps", 5)));
-  meta["options"] = {{"scale_memory_fraction", fraction}, {"scale_setup_s", setup_limit}, {"scale_steps", steps}};
+  const double setup_limit = number("scale_setup_s", 30);
+  const int max_steps = std::max(1, int(number("scale_steps", 5)));
+  const double run_limit = number("scale_run_s", 20);
+  meta["options"] = {{"scale_memory_fraction", fraction}, {"scale_setup_s", setup_limit}, {"scale_steps", max_steps},
+                     {"scale_run_s", run_limit}};
   RunOptions opt;
   opt.backend = Backend::Cuda;
   opt.precision = Precision::Fp32;
@@ -149,7 +151,10 @@ void run_scale_part(const ExperimentContext& ctx) {
                                       std::to_string(div[0]) + "x" + std::to_string(div[1]) + "x" + std::to_string(div[2])};
       Built big = build(m, div, opt);
       ValidityTracker tracker(bounding_box_diagonal(big.sim->nodes()), big.sim->dt());
+      const auto tw = Clock::now();
       big.sim->advance(1);
+      const double warm_s = seconds_since(tw);
+      const int steps = std::max(1, std::min(max_steps, int(run_limit / std::max(warm_s, 1e-9))));
       std::vector<double> ms;
       for (int k = 0; k < steps; ++k) {
         const auto t0 = Clock::now();
@@ -169,7 +174,9 @@ void run_scale_part(const ExperimentContext& ctx) {
           num(std::max(big.estimate, big.device_bytes) / predicted), num(plan.setup.at(big.elements)),
           num(big.setup_s), std::to_string(steps), valid ? num(ms[ms.size() / 2]) : "", valid ? num(ms.front()) : "",
           valid ? num(ms.back()) : "", valid ? num(1e3 / ms[ms.size() / 2]) : "",
-          valid ? "valid" : "invalid: " + tracker.reasons().front(), ""};
+          valid ? "valid" : "invalid: " + tracker.reasons().front(),
+          steps < max_steps ? "warm-up step took " + num(warm_s) + " s: " + std::to_string(steps) + " steps timed (scale_run_s)"
+                            : ""};
       row.insert(row.end(), rest.begin(), rest.end());
       rows.add_row(row);
     } catch (const std::exception& e) {
