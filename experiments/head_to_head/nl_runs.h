@@ -58,6 +58,7 @@ struct NlRun {
   double dt = 0;             // tled
   double wall_s = 0;         // the solve alone (advance / solve_static), not the set-up
   double setup_s = 0;        // mesh, set-up and upload (the factory)
+  bool stopped = false;      // stopped at the time limit (run_nl's stop_after_s) before its end
   std::vector<mesh::Vec3> probes;  // displacement at the scene's probes
 };
 
@@ -75,9 +76,11 @@ RelaxHistory relax_history(const NlScene& scene, const NlSetting& setting, const
                            const std::filesystem::path& data_dir, int threads);
 
 // Builds and runs one setting (the variant: the method's default, except nr-neohookean on CUDA,
-// which runs GlobalNZ: assembly and CG both on the device).
+// which runs GlobalNZ: assembly and CG both on the device). stop_after_s > 0: the run goes in
+// 20 pieces (tled) or load increments (nr-neohookean) and stops after the piece that passes that
+// many seconds (NlRun::stopped; its state is then not the end state).
 NlRun run_nl(const NlScene& scene, const NlSetting& setting, Backend backend, Precision precision, int threads,
-             const std::filesystem::path& data_dir);
+             const std::filesystem::path& data_dir, double stop_after_s = 0);
 std::string nl_variant(const std::string& method, Backend backend);
 
 }  // namespace eb::head_to_head

@@ -37,6 +37,7 @@ constexpr int kRefLoadSteps = 8;
 
 struct NlOptions {
   int repeats = 5;
+  int reference_per_edge = 48;  // the block's finest references (full mode; --quick: 8 and 12)
   double row_budget_s = 60;     // a timed row runs at most this long (repeats x one run)
   double search_run_s = 60;     // the search stops refining a method once one run took longer
 };
@@ -63,6 +64,7 @@ NlOptions read_options(const ExperimentContext& ctx) {
   o.repeats = std::max(5, int(positive_option(ctx, "nl_repeats", 5)));
   o.row_budget_s = positive_option(ctx, "nl_row_budget_s", ctx.quick ? 15 : 30);
   o.search_run_s = positive_option(ctx, "nl_search_run_s", ctx.quick ? 5 : 20);
+  o.reference_per_edge = int(positive_option(ctx, "nl_reference_per_edge", 48));
   return o;
 }
 
@@ -152,7 +154,14 @@ struct Timed {
 Timed time_setting(const ExperimentContext& ctx, const NlScene& scene, const NlSetting& s, Backend b, Precision p,
                    int threads, const std::vector<mesh::Vec3>& ref, const NlOptions& opt) {
   Timed t;
-  t.first = run_nl(scene, s, b, p, threads, ctx.data_dir);
+  // The first run (warm-up, validity, error) stops once it passes the row budget.
+  t.first = run_nl(scene, s, b, p, threads, ctx.data_dir, opt.row_budget_s);
+  if (t.first.stopped) {
+    t.first.validity = "not run to the end";
+    t.note = "stopped after " + num(t.first.wall_s) + " s of " + std::to_string(t.first.steps) +
+             " steps or increments: over nl_row_budget_s = " + num(opt.row_budget_s);
+    return t;
+  }
   if (!t.first.valid) return t;
   t.error = max_relative_error(t.first.probes, ref);
   if (t.first.wall_s * opt.repeats > opt.row_budget_s) {
@@ -188,6 +197,10 @@ std::vector<ExperimentOption> nonlinear_part_options() {
            "nonlinear part: seconds a timed row may take (repeats x one run; default 30, --quick 15); a row over it "
            "is reported as not timed",
            [](const std::string& v) { check_positive("nl_row_budget_s", v); }},
+          {"nl_reference_per_edge",
+           "nonlinear part: elements per edge of the block's finest references (full mode; default 48, the coarser "
+           "level at 2/3 of it; --quick uses 8 for nr-neohookean, 16 for tled)",
+           [](const std::string& v) { check_positive("nl_reference_per_edge", v); }},
           {"nl_search_run_s",
            "nonlinear part: the search stops refining a method once one of its runs took longer (default 20 s, "
            "--quick 5 s)",
@@ -203,7 +216,7 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
   meta["machine"] = machine_info(0);
   meta["gpu"] = gpu;
   meta["options"] = {{"nl_repeats", opt.repeats}, {"nl_row_budget_s", opt.row_budget_s},
-                     {"nl_search_run_s", opt.search_run_s}};
+                     {"nl_reference_per_edge", opt.reference_per_edge}, {"nl_search_run_s", opt.search_run_s}};
 
   // The block's references, one per strain energy (the methods' models agree to first order only,
   // exact_probes): each method's own fp64 solution on its finest mesh, checked by one coarser level.
@@ -215,10 +228,12 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
     NlRun fine_run, coarse_run;
     double change = NAN;
   };
+  // Full mode: both at nl_reference_per_edge, the coarser level at 2/3 of it.
+  const int ref_n = opt.reference_per_edge, ref_coarse = std::max(2, (2 * ref_n + 1) / 3);
   std::vector<Reference> refs = {
-      {"nr-neohookean", {"nr-neohookean", ctx.quick ? 8 : 48, kRefLoadSteps, 1e-8, 0},
-       {"nr-neohookean", ctx.quick ? 4 : 32, kRefLoadSteps, 1e-8, 0}, {}, {}, NAN},
-      {"tled", {"tled", ctx.quick ? 12 : 48, 0, 0, 0}, {"tled", ctx.quick ? 8 : 32, 0, 0, 0}, {}, {}, NAN}};
+      {"nr-neohookean", {"nr-neohookean", ctx.quick ? 8 : ref_n, kRefLoadSteps, 1e-8, 0},
+       {"nr-neohookean", ctx.quick ? 4 : ref_coarse, kRefLoadSteps, 1e-8, 0}, {}, {}, NAN},
+      {"tled", {"tled", ctx.quick ? 16 : ref_n, 0, 0, 0}, {"tled", ctx.quick ? 12 : ref_coarse, 0, 0, 0}, {}, {}, NAN}};
   CsvTable ref_table({"method", "level", "per_edge", "elements", "backend", "load_steps", "tolerance", "steps",
                       "newton_iterations", "cg_iterations", "wall_s", "probe", "x", "y", "z", "ux", "uy", "uz"});
   nlohmann::json ref_meta = nlohmann::json::array();
@@ -288,7 +303,7 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
         sizes = scene->exact ? std::vector<int>{1, 2, 4, 8} : std::vector<int>{2, 3, 4, 6, 8, 12, 16, 24};
       if (!scene->exact)  // coarser than the reference's coarse level
         sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](int n) { return n >= coarse_n; }), sizes.end());
-      if (ctx.quick) sizes.resize(std::min<size_t>(sizes.size(), 4));
+      if (ctx.quick) sizes.resize(std::min<size_t>(sizes.size(), method == "tled" ? 5 : 4));
       const std::vector<Tried> tried = search(ctx, *scene, method, sizes, ref, opt, search_table);
       for (double target : kTargets) {
         const Tried* best = nullptr;
@@ -324,8 +339,8 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
                         t.first.dt > 0 ? num(t.first.dt) : "", to_string(c.backend), to_string(c.precision),
                         c.backend == Backend::Cpu ? std::to_string(c.threads) : "", std::to_string(t.first.steps),
                         std::to_string(t.first.newton_iterations), std::to_string(t.first.cg_iterations),
-                        t.first.validity, t.first.valid ? num(t.error) : "",
-                        t.first.valid ? (t.error <= target ? "yes" : "no") : "", timed ? std::to_string(w.size()) : "",
+                        t.first.validity, std::isfinite(t.error) ? num(t.error) : "",
+                        std::isfinite(t.error) ? (t.error <= target ? "yes" : "no") : "", timed ? std::to_string(w.size()) : "",
                         timed ? num(w[w.size() / 2]) : "", timed ? num(w.front()) : "", timed ? num(w.back()) : "",
                         t.note});
           rows.write(ctx.out_dir / "nonlinear_rows.csv");

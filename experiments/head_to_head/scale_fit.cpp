@@ -29,23 +29,31 @@ LinearFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   return f;
 }
 
+namespace {
+double bound(const LinearFit& f, double limit) { return f.slope > 0 ? (limit - f.intercept) / f.slope : INFINITY; }
+}  // namespace
+
 ScalePlan plan_scale(const std::vector<ScaleSample>& samples, double free_bytes, double fraction,
-                     double setup_limit_s) {
-  std::vector<double> e, b, t;
+                     double setup_limit_s, double step_limit_s) {
+  std::vector<double> e, b, t, st;
   for (const ScaleSample& s : samples) {
     e.push_back(s.elements);
     b.push_back(s.bytes);
     t.push_back(s.setup_s);
+    st.push_back(s.step_s);
   }
   ScalePlan p;
   p.bytes = fit_line(e, b);
   p.setup = fit_line(e, t);
-  p.memory_elements = p.bytes.slope > 0 ? (fraction * free_bytes - p.bytes.intercept) / p.bytes.slope : INFINITY;
-  p.time_elements = p.setup.slope > 0 ? (setup_limit_s - p.setup.intercept) / p.setup.slope : INFINITY;
-  if (!std::isfinite(p.memory_elements) && !std::isfinite(p.time_elements))
-    throw std::invalid_argument("plan_scale: neither the bytes nor the set-up time grow with the size");
-  p.limited_by = p.memory_elements <= p.time_elements ? "memory" : "setup time";
-  p.elements = std::max(0.0, std::min(p.memory_elements, p.time_elements));
+  p.step = fit_line(e, st);
+  p.memory_elements = bound(p.bytes, fraction * free_bytes);
+  p.time_elements = bound(p.setup, setup_limit_s);
+  p.step_elements = bound(p.step, step_limit_s);
+  if (!std::isfinite(p.memory_elements) && !std::isfinite(p.time_elements) && !std::isfinite(p.step_elements))
+    throw std::invalid_argument("plan_scale: neither the bytes nor the set-up or step time grow with the size");
+  p.elements = std::min({p.memory_elements, p.time_elements, p.step_elements});
+  p.limited_by = p.elements == p.memory_elements ? "memory" : (p.elements == p.time_elements ? "setup time" : "step time");
+  p.elements = std::max(0.0, p.elements);
   return p;
 }
 
@@ -80,8 +88,9 @@ std::vector<ExperimentOption> scale_part_options() {
           {"scale_steps", "scale part: timed steps at the largest size (default 5, after 1 warm-up step)",
            [](const std::string& v) { check_seconds("scale_steps", v); }},
           {"scale_run_s",
-           "scale part: seconds of timed steps per method at the largest size (default 20); fewer than scale_steps "
-           "steps are timed when the warm-up step says they would take longer (at least 1)",
+           "scale part: seconds of timed steps per method at the largest size (default 20): the size is also bounded "
+           "by a step of at most scale_run_s / scale_steps (extrapolated), and fewer than scale_steps steps are timed "
+           "when the warm-up step says they would take longer (at least 1)",
            [](const std::string& v) { check_seconds("scale_run_s", v); }}};
 }
 

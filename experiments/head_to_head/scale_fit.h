@@ -13,6 +13,7 @@ struct ScaleSample {
   double elements = 0;
   double bytes = 0;    // device bytes at this size (the larger of the estimate and the measured)
   double setup_s = 0;  // host mesh generation + set-up + upload (the factory)
+  double step_s = 0;   // one time step (the first, warm-up included: an upper bound)
 };
 
 struct LinearFit {
@@ -25,15 +26,16 @@ LinearFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
 struct ScalePlan {
   double elements = 0;     // the largest element count within both limits
-  std::string limited_by;  // "memory" or "setup time"
-  LinearFit bytes, setup;  // the fits it came from
-  double memory_elements = 0, time_elements = 0;  // each limit's own element count
+  std::string limited_by;  // "memory", "setup time" or "step time"
+  LinearFit bytes, setup, step;  // the fits it came from
+  double memory_elements = 0, time_elements = 0, step_elements = 0;  // each limit's own element count
 };
-// The largest element count whose extrapolated bytes fit `fraction` x free_bytes and whose
-// extrapolated set-up time fits setup_limit_s. A non-positive slope (no growth seen) gives
-// no limit of that kind; throws std::invalid_argument when neither limit bounds the size.
+// The largest element count whose extrapolated bytes fit `fraction` x free_bytes, whose
+// extrapolated set-up time fits setup_limit_s and whose time step fits step_limit_s. A
+// non-positive slope (no growth seen) gives no limit of that kind; throws std::invalid_argument
+// when no limit bounds the size.
 ScalePlan plan_scale(const std::vector<ScaleSample>& samples, double free_bytes, double fraction,
-                     double setup_limit_s);
+                     double setup_limit_s, double step_limit_s);
 
 // Box divisions {10 m, m, m} (the cantilever's 10:1:1 proportions) with at most `elements`
 // cells, `cells_per_cube` elements per grid cell (1 hexahedra, 6 tetrahedra); m >= 1.

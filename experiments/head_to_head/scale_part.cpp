@@ -116,9 +116,9 @@ void run_scale_part(const ExperimentContext& ctx) {
   opt.data_dir = ctx.data_dir;
 
   CsvTable samples({"method", "variant", "divisions", "elements", "estimate_bytes", "device_bytes",
-                    "cudamemgetinfo_bytes", "setup_s"});
+                    "cudamemgetinfo_bytes", "setup_s", "first_step_s"});
   CsvTable rows({"method", "variant", "element", "bytes_per_element", "bytes_intercept", "setup_s_per_million",
-                 "free_bytes", "memory_elements", "time_elements", "limited_by", "divisions", "elements",
+                 "free_bytes", "memory_elements", "time_elements", "step_elements", "limited_by", "divisions", "elements",
                  "predicted_bytes", "estimate_bytes", "device_bytes", "cudamemgetinfo_bytes", "device_bytes_vs_predicted",
                  "predicted_setup_s", "setup_s", "steps", "step_ms_median", "step_ms_min", "step_ms_max",
                  "steps_per_s", "validity", "note"});
@@ -132,14 +132,16 @@ void run_scale_part(const ExperimentContext& ctx) {
       for (int mi : {12, 24}) {
         const std::vector<int> div = {10 * mi, mi, mi};
         Built b = build(m, div, opt);
+        const auto t0 = Clock::now();
         b.sim->advance(1);
-        fit_samples.push_back({b.elements, std::max(b.estimate, b.device_bytes), b.setup_s});
+        fit_samples.push_back({b.elements, std::max(b.estimate, b.device_bytes), b.setup_s, seconds_since(t0)});
         samples.add_row({m.name, variant, std::to_string(div[0]) + "x" + std::to_string(mi) + "x" + std::to_string(mi),
-                         num(b.elements), num(b.estimate), num(b.device_bytes), num(b.used_bytes), num(b.setup_s)});
+                         num(b.elements), num(b.estimate), num(b.device_bytes), num(b.used_bytes), num(b.setup_s),
+                         num(fit_samples.back().step_s)});
         samples.write(ctx.out_dir / "scale_samples.csv");
       }
       const double free_b = free_device_bytes();
-      const ScalePlan plan = plan_scale(fit_samples, free_b, fraction, setup_limit);
+      const ScalePlan plan = plan_scale(fit_samples, free_b, fraction, setup_limit, run_limit / max_steps);
       const std::vector<int> div = beam_divisions(plan.elements, per_cube);
       const double elements_planned = double(div[0]) * div[1] * div[2] * per_cube;
       if (!ctx.quiet)
@@ -147,7 +149,7 @@ void run_scale_part(const ExperimentContext& ctx) {
                   << " bound), predicted " << plan.bytes.at(elements_planned) / 1e9 << " GB\n";
       std::vector<std::string> row = {m.name, variant, m.hexahedra ? "hex8" : "tet4", num(plan.bytes.slope),
                                       num(plan.bytes.intercept), num(plan.setup.slope * 1e6), num(free_b),
-                                      num(plan.memory_elements), num(plan.time_elements), plan.limited_by,
+                                      num(plan.memory_elements), num(plan.time_elements), num(plan.step_elements), plan.limited_by,
                                       std::to_string(div[0]) + "x" + std::to_string(div[1]) + "x" + std::to_string(div[2])};
       Built big = build(m, div, opt);
       ValidityTracker tracker(bounding_box_diagonal(big.sim->nodes()), big.sim->dt());
@@ -182,7 +184,7 @@ void run_scale_part(const ExperimentContext& ctx) {
     } catch (const std::exception& e) {
       // One method's failure (refused or out of memory) is that method's row; the others still run.
       std::vector<std::string> row = {m.name, variant, m.hexahedra ? "hex8" : "tet4"};
-      row.resize(25);
+      row.resize(26);
       row.push_back(std::string("failed: ") + e.what());
       rows.add_row(row);
     }
@@ -195,7 +197,8 @@ void run_scale_part(const ExperimentContext& ctx) {
       "device bytes = max(the method's estimate behind run --gpu-memory-limit, Simulation::device_bytes()) at "
       "m = 12 and 24, set-up seconds (mesh generation, set-up, upload) at the same sizes; both fitted as a + b x "
       "elements; the size taken is the largest m whose bytes fit scale_memory_fraction x the free memory "
-      "(cudaMemGetInfo, just before) and whose set-up fits scale_setup_s";
+      "(cudaMemGetInfo, just before), whose set-up fits scale_setup_s and whose first step (fitted likewise) fits "
+      "scale_run_s / scale_steps";
   meta["timing"] = "host clock around advance(1) (returns with the device synchronized), after one warm-up step";
   write_json_atomic(ctx.out_dir / "scale_meta.json", meta);
 }

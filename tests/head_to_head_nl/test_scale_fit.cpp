@@ -17,26 +17,37 @@ TEST(ScaleFit, LineThroughExactPoints) {
   EXPECT_THROW(fit_line({1}, {2}), std::invalid_argument);
 }
 
-// bytes = 1 MB + 200 B per element, set-up = 0.1 s + 1 us per element, 80 GB free.
-std::vector<ScaleSample> table() { return {{1e5, 1e6 + 200 * 1e5, 0.2}, {8e5, 1e6 + 200 * 8e5, 0.9}}; }
+// bytes = 1 MB + 200 B per element, set-up = 0.1 s + 1 us per element, a step 1 ms + 10 ns per
+// element, 80 GB free.
+std::vector<ScaleSample> table() {
+  return {{1e5, 1e6 + 200 * 1e5, 0.2, 0.002}, {8e5, 1e6 + 200 * 8e5, 0.9, 0.009}};
+}
 
 TEST(ScaleFit, SetupTimeBoundsTheSize) {
-  const ScalePlan p = plan_scale(table(), 80e9, 0.8, 45.0);
+  const ScalePlan p = plan_scale(table(), 80e9, 0.8, 45.0, 4.0);
   EXPECT_NEAR(p.memory_elements, (0.8 * 80e9 - 1e6) / 200, 1.0);
+  EXPECT_NEAR(p.step_elements, (4.0 - 0.001) / 1e-8, 1e3);
   EXPECT_NEAR(p.time_elements, (45.0 - 0.1) / 1e-6, 1.0);
   EXPECT_EQ(p.limited_by, "setup time");
   EXPECT_NEAR(p.elements, p.time_elements, 1e-6);
 }
 
 TEST(ScaleFit, MemoryBoundsTheSize) {
-  const ScalePlan p = plan_scale(table(), 4e9, 0.8, 45.0);
+  const ScalePlan p = plan_scale(table(), 4e9, 0.8, 45.0, 4.0);
   EXPECT_EQ(p.limited_by, "memory");
   EXPECT_NEAR(p.elements, (0.8 * 4e9 - 1e6) / 200, 1.0);
   EXPECT_LE(p.bytes.at(p.elements), 0.8 * 4e9 * (1 + 1e-12));
 }
 
 TEST(ScaleFit, NoGrowthIsRefused) {
-  EXPECT_THROW(plan_scale({{1e5, 1e6, 0.1}, {2e5, 1e6, 0.1}}, 80e9, 0.8, 45.0), std::invalid_argument);
+  EXPECT_THROW(plan_scale({{1e5, 1e6, 0.1, 0.01}, {2e5, 1e6, 0.1, 0.01}}, 80e9, 0.8, 45.0, 4.0),
+               std::invalid_argument);
+}
+
+TEST(ScaleFit, StepTimeBoundsTheSize) {
+  const ScalePlan p = plan_scale(table(), 80e9, 0.8, 45.0, 0.2);
+  EXPECT_EQ(p.limited_by, "step time");
+  EXPECT_NEAR(p.elements, (0.2 - 0.001) / 1e-8, 1e3);
 }
 
 TEST(ScaleFit, BeamDivisionsStayWithinTheCount) {
