@@ -101,8 +101,11 @@ def _nonlinear(results_dir, figures_dir):
     body = []
     for _, r in rows.iterrows():
         if not _valid(r["validity"]):
-            body.append([r["scene"], r["target"], r["target_verifiable"], r["method"], "", "", "", "", "", "", "",
-                         r["validity"], r["error"] if r["validity"] == "not reached" else "", ""])
+            note = r.get("note")
+            body.append([r["scene"], r["target"], r["target_verifiable"], r["method"], r.get("variant") or "",
+                         r.get("setting") or "", "", _backend(r) if isinstance(r.get("backend"), str) else "", "", "",
+                         "", r["validity"], r["error"] if r["validity"] == "not reached" else "",
+                         note if isinstance(note, str) else ""])
             continue
         body.append([r["scene"], r["target"], r["target_verifiable"], r["method"], r["variant"], r["setting"],
                      r["elements"], _backend(r), r["steps"], r["newton_iterations"], r["cg_iterations"],

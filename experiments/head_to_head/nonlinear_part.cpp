@@ -62,8 +62,8 @@ void check_positive(const std::string& key, const std::string& v) {
 NlOptions read_options(const ExperimentContext& ctx) {
   NlOptions o;
   o.repeats = std::max(5, int(positive_option(ctx, "nl_repeats", 5)));
-  o.row_budget_s = positive_option(ctx, "nl_row_budget_s", ctx.quick ? 15 : 30);
-  o.search_run_s = positive_option(ctx, "nl_search_run_s", ctx.quick ? 5 : 20);
+  o.row_budget_s = positive_option(ctx, "nl_row_budget_s", ctx.quick ? 5 : 15);
+  o.search_run_s = positive_option(ctx, "nl_search_run_s", ctx.quick ? 5 : 10);
   o.reference_per_edge = int(positive_option(ctx, "nl_reference_per_edge", 48));
   return o;
 }
@@ -194,7 +194,7 @@ std::vector<ExperimentOption> nonlinear_part_options() {
   return {{"nl_repeats", "nonlinear part: timed repeats per row (>= 5; default 5)",
            [](const std::string& v) { check_positive("nl_repeats", v); }},
           {"nl_row_budget_s",
-           "nonlinear part: seconds a timed row may take (repeats x one run; default 30, --quick 15); a row over it "
+           "nonlinear part: seconds a timed row may take (repeats x one run; default 15, --quick 5); a row over it "
            "is reported as not timed",
            [](const std::string& v) { check_positive("nl_row_budget_s", v); }},
           {"nl_reference_per_edge",
@@ -202,7 +202,7 @@ std::vector<ExperimentOption> nonlinear_part_options() {
            "level at 2/3 of it; --quick uses 8 for nr-neohookean, 16 for tled)",
            [](const std::string& v) { check_positive("nl_reference_per_edge", v); }},
           {"nl_search_run_s",
-           "nonlinear part: the search stops refining a method once one of its runs took longer (default 20 s, "
+           "nonlinear part: the search stops refining a method once one of its runs took longer (default 10 s, "
            "--quick 5 s)",
            [](const std::string& v) { check_positive("nl_search_run_s", v); }}};
 }
@@ -276,6 +276,9 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
     const std::vector<mesh::Vec3> et = exact_probes(cube, "tled"), en = exact_probes(cube, "nr-neohookean");
     meta["cube_model_gap"] = max_relative_error(et, en);
   }
+
+  // Written now and again at the end, so that a run cut short still describes what it wrote.
+  write_json_atomic(ctx.out_dir / "nonlinear_meta.json", meta);
 
   CsvTable search_table({"scene", "method", "setting", "per_edge", "elements", "load_steps", "newton_tolerance", "dt",
                          "steps", "newton_iterations", "cg_iterations", "validity", "error", "wall_s", "setup_s"});

@@ -83,12 +83,12 @@ std::vector<ExperimentOption> scale_part_options() {
            check_fraction},
           {"scale_setup_s",
            "scale part: the most seconds of host set-up (mesh generation, method set-up, upload) extrapolated for "
-           "one method's largest model (default 30)",
+           "one method's largest model (default 20)",
            [](const std::string& v) { check_seconds("scale_setup_s", v); }},
           {"scale_steps", "scale part: timed steps at the largest size (default 5, after 1 warm-up step)",
            [](const std::string& v) { check_seconds("scale_steps", v); }},
           {"scale_run_s",
-           "scale part: seconds of timed steps per method at the largest size (default 20): the size is also bounded "
+           "scale part: seconds of timed steps per method at the largest size (default 10): the size is also bounded "
            "by a step of at most scale_run_s / scale_steps (extrapolated), and fewer than scale_steps steps are timed "
            "when the warm-up step says they would take longer (at least 1)",
            [](const std::string& v) { check_seconds("scale_run_s", v); }}};

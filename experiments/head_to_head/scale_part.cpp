@@ -105,9 +105,9 @@ void run_scale_part(const ExperimentContext& ctx) {
     return v ? std::stod(*v) : fallback;
   };
   const double fraction = number("scale_memory_fraction", 0.8);
-  const double setup_limit = number("scale_setup_s", 30);
+  const double setup_limit = number("scale_setup_s", 20);
   const int max_steps = std::max(1, int(number("scale_steps", 5)));
-  const double run_limit = number("scale_run_s", 20);
+  const double run_limit = number("scale_run_s", 10);
   meta["options"] = {{"scale_memory_fraction", fraction}, {"scale_setup_s", setup_limit}, {"scale_steps", max_steps},
                      {"scale_run_s", run_limit}};
   RunOptions opt;
@@ -122,6 +122,8 @@ void run_scale_part(const ExperimentContext& ctx) {
                  "predicted_bytes", "estimate_bytes", "device_bytes", "cudamemgetinfo_bytes", "device_bytes_vs_predicted",
                  "predicted_setup_s", "setup_s", "steps", "step_ms_median", "step_ms_min", "step_ms_max",
                  "steps_per_s", "validity", "note"});
+  meta["device"] = cuda_device_info(0).name;
+  write_json_atomic(ctx.out_dir / "scale_meta.json", meta);  // again at the end, with the notes
   // A first build starts the CUDA context and the allocator, outside every measurement.
   { Built warm = build(kMethods[1], {20, 2, 2}, opt); }
   for (const ScaleMethod& m : kMethods) {
@@ -129,7 +131,7 @@ void run_scale_part(const ExperimentContext& ctx) {
     const std::string variant = methods().info(m.name).variants.front().name;
     std::vector<ScaleSample> fit_samples;
     try {
-      for (int mi : {12, 24}) {
+      for (int mi : {8, 16}) {
         const std::vector<int> div = {10 * mi, mi, mi};
         Built b = build(m, div, opt);
         const auto t0 = Clock::now();
@@ -195,7 +197,7 @@ void run_scale_part(const ExperimentContext& ctx) {
                   "and tled, 6 tetrahedra per cube for the others; default variant, fp32, CUDA";
   meta["method"] =
       "device bytes = max(the method's estimate behind run --gpu-memory-limit, Simulation::device_bytes()) at "
-      "m = 12 and 24, set-up seconds (mesh generation, set-up, upload) at the same sizes; both fitted as a + b x "
+      "m = 8 and 16, set-up seconds (mesh generation, set-up, upload) at the same sizes; both fitted as a + b x "
       "elements; the size taken is the largest m whose bytes fit scale_memory_fraction x the free memory "
       "(cudaMemGetInfo, just before), whose set-up fits scale_setup_s and whose first step (fitted likewise) fits "
       "scale_run_s / scale_steps";
