@@ -1,0 +1,64 @@
+// The scale part's extrapolation on a synthetic table (scale_fit.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "experiments/head_to_head/scale_fit.h"
+
+namespace eb::head_to_head {
+namespace {
+
+TEST(ScaleFit, LineThroughExactPoints) {
+  const LinearFit f = fit_line({1e4, 5e4, 2e5}, {1e6 + 200 * 1e4, 1e6 + 200 * 5e4, 1e6 + 200 * 2e5});
+  EXPECT_NEAR(f.slope, 200, 1e-9);
+  EXPECT_NEAR(f.intercept, 1e6, 1e-3);
+  EXPECT_THROW(fit_line({1, 1}, {2, 3}), std::invalid_argument);
+  EXPECT_THROW(fit_line({1}, {2}), std::invalid_argument);
+}
+
+// bytes = 1 MB + 200 B per element, set-up = 0.1 s + 1 us per element, a step 1 ms + 10 ns per
+// element, 80 GB free.
+std::vector<ScaleSample> table() {
+  return {{1e5, 1e6 + 200 * 1e5, 0.2, 0.002}, {8e5, 1e6 + 200 * 8e5, 0.9, 0.009}};
+}
+
+TEST(ScaleFit, SetupTimeBoundsTheSize) {
+  const ScalePlan p = plan_scale(table(), 80e9, 0.8, 45.0, 4.0);
+  EXPECT_NEAR(p.memory_elements, (0.8 * 80e9 - 1e6) / 200, 1.0);
+  EXPECT_NEAR(p.step_elements, (4.0 - 0.001) / 1e-8, 1e3);
+  EXPECT_NEAR(p.time_elements, (45.0 - 0.1) / 1e-6, 1.0);
+  EXPECT_EQ(p.limited_by, "setup time");
+  EXPECT_NEAR(p.elements, p.time_elements, 1e-6);
+}
+
+TEST(ScaleFit, MemoryBoundsTheSize) {
+  const ScalePlan p = plan_scale(table(), 4e9, 0.8, 45.0, 4.0);
+  EXPECT_EQ(p.limited_by, "memory");
+  EXPECT_NEAR(p.elements, (0.8 * 4e9 - 1e6) / 200, 1.0);
+  EXPECT_LE(p.bytes.at(p.elements), 0.8 * 4e9 * (1 + 1e-12));
+}
+
+TEST(ScaleFit, NoGrowthIsRefused) {
+  EXPECT_THROW(plan_scale({{1e5, 1e6, 0.1, 0.01}, {2e5, 1e6, 0.1, 0.01}}, 80e9, 0.8, 45.0, 4.0),
+               std::invalid_argument);
+}
+
+TEST(ScaleFit, StepTimeBoundsTheSize) {
+  const ScalePlan p = plan_scale(table(), 80e9, 0.8, 45.0, 0.2);
+  EXPECT_EQ(p.limited_by, "step time");
+  EXPECT_NEAR(p.elements, (0.2 - 0.001) / 1e-8, 1e3);
+}
+
+TEST(ScaleFit, BeamDivisionsStayWithinTheCount) {
+  const std::vector<int> hex = beam_divisions(1.0e7, 1);
+  EXPECT_EQ(hex[0], 10 * hex[1]);
+  EXPECT_LE(double(hex[0]) * hex[1] * hex[2], 1.0e7);
+  EXPECT_GT(double(hex[0]) * (hex[1] + 1) * (hex[2] + 1), 1.0e7);  // m is the largest that fits
+  const std::vector<int> tet = beam_divisions(6.0e7, 6);
+  EXPECT_EQ(tet, (std::vector<int>{1000, 100, 100}));
+  EXPECT_EQ(beam_divisions(0, 6), (std::vector<int>{10, 1, 1}));
+}
+
+}  // namespace
+}  // namespace eb::head_to_head
