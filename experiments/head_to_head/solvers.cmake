@@ -1,0 +1,36 @@
+# The solver comparison's peers (part `solvers`, solver_*.cpp): each optional library is found
+# here; a build without it still compiles, and the part lists that solver with the reason.
+#   hypre (Debian libhypre-dev, with OpenMPI): BoomerAMG-PCG, run in one MPI process
+#   CHOLMOD (Debian libsuitesparse-dev): the supernodal sparse Cholesky, through Eigen
+#   cuSPARSE (CUDA toolkit): linalg's CG with the vendor SpMV (eb_linalg_cusparse)
+target_link_libraries(eb_experiment_head_to_head PUBLIC eb_linalg_cusparse)
+if(ELASTOBENCH_HAVE_CUDA)
+  target_sources(eb_experiment_head_to_head PRIVATE ${CMAKE_CURRENT_LIST_DIR}/solver_device.cu)
+endif()
+
+find_path(EB_HYPRE_INCLUDE_DIR HYPRE.h PATH_SUFFIXES hypre)
+find_library(EB_HYPRE_LIBRARY HYPRE)
+find_package(MPI COMPONENTS C QUIET)
+if(EB_HYPRE_INCLUDE_DIR AND EB_HYPRE_LIBRARY AND MPI_C_FOUND)
+  target_include_directories(eb_experiment_head_to_head SYSTEM PRIVATE ${EB_HYPRE_INCLUDE_DIR})
+  target_link_libraries(eb_experiment_head_to_head PRIVATE ${EB_HYPRE_LIBRARY} MPI::MPI_C)
+  target_compile_definitions(eb_experiment_head_to_head PRIVATE EB_H2H_HAVE_HYPRE)
+  message(STATUS "  head-to-head  : hypre ${EB_HYPRE_LIBRARY}")
+else()
+  message(STATUS "  head-to-head  : no hypre (Debian libhypre-dev): the solver part skips BoomerAMG")
+endif()
+
+find_path(EB_CHOLMOD_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse)
+find_library(EB_CHOLMOD_LIBRARY cholmod)
+if(EB_CHOLMOD_INCLUDE_DIR AND EB_CHOLMOD_LIBRARY)
+  target_include_directories(eb_experiment_head_to_head SYSTEM PRIVATE ${EB_CHOLMOD_INCLUDE_DIR})
+  target_link_libraries(eb_experiment_head_to_head PRIVATE ${EB_CHOLMOD_LIBRARY})
+  target_compile_definitions(eb_experiment_head_to_head PRIVATE EB_H2H_HAVE_CHOLMOD)
+  message(STATUS "  head-to-head  : CHOLMOD ${EB_CHOLMOD_LIBRARY}")
+else()
+  message(STATUS "  head-to-head  : no CHOLMOD (Debian libsuitesparse-dev): the solver part skips it")
+endif()
+
+# cupy_cg.py beside this file: the part finds it here, or under the working directory (a run
+# from the repository root on another machine).
+target_compile_definitions(eb_experiment_head_to_head PRIVATE EB_H2H_SOURCE_DIR="${CMAKE_CURRENT_LIST_DIR}")
