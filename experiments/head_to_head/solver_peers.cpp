@@ -320,12 +320,13 @@ std::vector<Peer> solver_peers(const PeerSettings& s) {
   const auto cpu = [] { return cpu_threads(); };
   const auto one = [] { return std::string("1 thread"); };
   const auto dev = [] { return device_name(); };
-  p.push_back({"hexmg-vcycle", "hexmg V-cycle (paper's geometric hierarchy)", "cpu", "hex", "", 0, cpu, hexmg_vcycle});
-  p.push_back({"hexmg-mg-pcg", "hexmg MG-PCG (smoothed-P algebraic hierarchy)", "cpu", "hex", "", 0, one, hexmg_mg_pcg});
-  p.push_back({"jacobi-pcg-bcsr", "linalg Jacobi-PCG, BCSR", "cpu", "any", "", 0, cpu, [](const SolverSystem& sys, const SolveLimits& l) {
+  const std::string factor_size = "past the size this part factors (its time budget)";
+  p.push_back({"hexmg-vcycle", "hexmg V-cycle (paper's geometric hierarchy)", "cpu", "hex", "", 0, "", cpu, hexmg_vcycle});
+  p.push_back({"hexmg-mg-pcg", "hexmg MG-PCG (smoothed-P algebraic hierarchy)", "cpu", "hex", "", 0, "", one, hexmg_mg_pcg});
+  p.push_back({"jacobi-pcg-bcsr", "linalg Jacobi-PCG, BCSR", "cpu", "any", "", 0, "", cpu, [](const SolverSystem& sys, const SolveLimits& l) {
                  return host_jacobi_pcg(sys, l, [&] { return linalg::make_matrix_operator(sys.A, linalg::Format::Bcsr, linalg::Location::Host); });
                }});
-  p.push_back({"matrix-free-pcg", "Jacobi-PCG, matrix-free (tet: element-wise; hex: hexmg stencils)", "cpu", "any", "", 0, cpu,
+  p.push_back({"matrix-free-pcg", "Jacobi-PCG, matrix-free (tet: element-wise; hex: hexmg stencils)", "cpu", "any", "", 0, "", cpu,
                [](const SolverSystem& sys, const SolveLimits& l) {
                  if (sys.hex) return hexmg_stencil_pcg(sys, l);
                  return host_jacobi_pcg(sys, l, [&] {
@@ -335,23 +336,24 @@ std::vector<Peer> solver_peers(const PeerSettings& s) {
                        linalg::Index(sys.b.size()), sys.element_product, std::move(d), "element-wise (host)");
                  });
                }});
-  p.push_back({"eigen-cg", "Eigen ConjugateGradient (diagonal)", "cpu", "any", "", 0, cpu, eigen_cg});
-  p.push_back({"eigen-ldlt", "Eigen SimplicialLDLT (AMD)", "cpu", "any", "", s.direct_max_unknowns, one,
+  p.push_back({"eigen-cg", "Eigen ConjugateGradient (diagonal)", "cpu", "any", "", 0, "", cpu, eigen_cg});
+  p.push_back({"eigen-ldlt", "Eigen SimplicialLDLT (AMD)", "cpu", "any", "", s.direct_max_entries, factor_size, one,
                [](const SolverSystem& sys, const SolveLimits& l) { return direct<Eigen::SimplicialLDLT<ColMatrix>>(sys, l); }});
 #if defined(EB_H2H_HAVE_CHOLMOD)
-  p.push_back({"cholmod", "CHOLMOD supernodal Cholesky", "cpu", "any", "", s.cholmod_max_unknowns, cpu,
+  p.push_back({"cholmod", "CHOLMOD supernodal Cholesky", "cpu", "any", "", s.cholmod_max_entries, factor_size, cpu,
                [](const SolverSystem& sys, const SolveLimits& l) { return direct<Eigen::CholmodSupernodalLLT<ColMatrix>>(sys, l); }});
 #else
   p.push_back({"cholmod", "CHOLMOD supernodal Cholesky", "cpu", "any",
-               "this build has no CHOLMOD (Debian libsuitesparse-dev; solvers.cmake)", 0, cpu, nullptr});
+               "this build has no CHOLMOD (Debian libsuitesparse-dev; solvers.cmake)", 0, "", cpu, nullptr});
 #endif
-  p.push_back({"hypre-amg-pcg", "hypre BoomerAMG-PCG", "cpu", "any", hypre_unavailable(), 0, cpu, hypre_boomeramg_pcg});
+  p.push_back({"hypre-amg-pcg", "hypre BoomerAMG-PCG", "cpu", "any", hypre_unavailable(), 0, "", cpu, hypre_boomeramg_pcg});
   const std::string no_device = s.cuda_available ? "" : "no CUDA device in this process";
-  p.push_back({"cusparse-pcg", "linalg Jacobi-PCG, cuSPARSE CSR SpMV", "cuda", "any", no_device, 0, dev,
+  p.push_back({"cusparse-pcg", "linalg Jacobi-PCG, cuSPARSE CSR SpMV", "cuda", "any", no_device, 0, "", dev,
                [](const SolverSystem& sys, const SolveLimits& l) { return device_jacobi_pcg(sys, l, true); }});
-  p.push_back({"device-bcsr-pcg", "linalg Jacobi-PCG, our sliced BCSR kernel", "cuda", "any", no_device, 0, dev,
+  p.push_back({"device-bcsr-pcg", "linalg Jacobi-PCG, our sliced BCSR kernel", "cuda", "any", no_device, 0, "", dev,
                [](const SolverSystem& sys, const SolveLimits& l) { return device_jacobi_pcg(sys, l, false); }});
-  p.push_back({"cupy-cg", "CuPy cg (Jacobi)", "cuda", "any", cupy_unavailable(s), 0, dev, nullptr,
+  p.push_back({"cupy-cg", "CuPy cg (Jacobi)", "cuda", "any", cupy_unavailable(s), s.cupy_max_entries,
+               "past the Matrix Market text this part writes for CuPy (its time budget)", dev, nullptr,
                [s](const SolverSystem& sys, const SolveLimits& l, int repeats) { return cupy_cg(sys, l, repeats, s); }});
   return p;
 }

@@ -48,8 +48,10 @@ struct Peer {
   std::string backend;  // "cpu" or "cuda"
   std::string family;   // "any", "hex" or "tet": the systems it applies to
   std::string unavailable;  // non-empty: why it cannot run in this build or on this machine
-  // Most unknowns it is run on (0: no limit): direct factorizations grow faster than the rest.
-  long max_unknowns = 0;
+  // Most matrix entries it is run on (0: no limit), and why: direct factorizations grow faster
+  // than the rest; CuPy's Matrix Market text grows ~40 bytes an entry.
+  long max_entries = 0;
+  std::string max_entries_reason;
   std::function<std::string()> threads;  // "8 threads", "1 thread", the device's name
   std::function<SolveRun(const SolverSystem&, const SolveLimits&)> run;
   // Instead of `run`, for a solver in another process: all `repeats` runs at once (the first with
@@ -61,8 +63,9 @@ struct PeerSettings {
   bool cuda_available = false;
   std::filesystem::path work_dir;       // Matrix Market files for the CuPy solver
   std::filesystem::path cupy_script;    // experiments/head_to_head/cupy_cg.py ("" if not found)
-  long direct_max_unknowns = 0;         // SimplicialLDLT
-  long cholmod_max_unknowns = 0;
+  long direct_max_entries = 0;    // SimplicialLDLT
+  long cholmod_max_entries = 0;
+  long cupy_max_entries = 0;
 };
 
 std::vector<Peer> solver_peers(const PeerSettings& s);

@@ -54,14 +54,20 @@ SolverSystem hex_system(const Scenario& scenario, const RunOptions& ro) {
     if (v != 0) throw std::logic_error("head-to-head solvers: hexmg's first step does not start from 0");
   // export_system leaves out zero coefficients; explicit zeros complete every 3x3 node block, so
   // that the pattern is blocked and BCSR takes the matrix (no value changes).
+  std::vector<uint64_t> blocks;
+  blocks.reserve(trip.size());
+  for (const auto& e : trip) blocks.push_back(uint64_t(e.row / 3) << 32 | uint64_t(e.col / 3));
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
   std::vector<linalg::Triplet<double>> t;
-  t.reserve(2 * trip.size());
-  for (const auto& e : trip) {
-    t.push_back({linalg::Index(e.row), linalg::Index(e.col), e.value});
-    const auto r0 = linalg::Index(e.row - e.row % 3), c0 = linalg::Index(e.col - e.col % 3);
+  t.reserve(trip.size() + 9 * blocks.size());
+  for (const auto& e : trip) t.push_back({linalg::Index(e.row), linalg::Index(e.col), e.value});
+  for (const uint64_t bk : blocks) {
+    const auto r0 = linalg::Index(3 * (bk >> 32)), c0 = linalg::Index(3 * (bk & 0xffffffffu));
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) t.push_back({r0 + i, c0 + j, 0.0});
   }
+  std::vector<uint64_t>().swap(blocks);
   std::vector<hexmg::HexmgSimulation::Triplet>().swap(trip);
   const auto n = linalg::Index(s.b.size());
   s.A = linalg::assemble_from_triplets(n, n, std::move(t));

@@ -74,7 +74,10 @@ void check_products(unsigned seed) {
 TEST(CusparseOperator, EqualsCsrSpmvFp64) { check_products<double>(11); }
 TEST(CusparseOperator, EqualsCsrSpmvFp32) { check_products<float>(12); }
 
-TEST(CusparseOperator, JacobiPcgReachesItsTolerance) {
+// With and without CUDA graphs: CgSolver captures its iterations, the library call included.
+class CusparseCg : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CusparseCg, JacobiPcgReachesItsTolerance) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const AssembledMatrix<double> a = random_spd<double>(20, 5);
   const CsrMatrix<double> csr = to_csr(a);
@@ -86,6 +89,7 @@ TEST(CusparseOperator, JacobiPcgReachesItsTolerance) {
   CgOptions o;
   o.tolerance = 1e-8;
   o.max_iterations = 2000;
+  o.use_graph = GetParam();
   const CgResult r = cg_solve_from_host(*op, b, x, o);
   EXPECT_TRUE(r.converged());
   spmv(csr, x.data(), ax.data());
@@ -96,6 +100,8 @@ TEST(CusparseOperator, JacobiPcgReachesItsTolerance) {
   }
   EXPECT_LE(std::sqrt(rr / bb), 1e-7);
 }
+
+INSTANTIATE_TEST_SUITE_P(Graph, CusparseCg, ::testing::Bool());
 
 }  // namespace
 }  // namespace eb::linalg
