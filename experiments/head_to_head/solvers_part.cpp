@@ -130,7 +130,7 @@ void run_solvers_part(const ExperimentContext& ctx) {
   ps.cupy_script = find_cupy_script();
   // Size limits that keep the GPU machine's run within its budget (PERF_NOTES_solvers.md has the
   // factorization times they come from).
-  ps.direct_max_entries = 1500000;
+  ps.direct_max_entries = 800000;
   ps.cholmod_max_entries = 4000000;
   ps.cupy_max_entries = 8000000;
   const std::vector<Peer> peers = solver_peers(ps);
