@@ -13,7 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #if defined(EB_H2H_HAVE_CHOLMOD)
+#include <link.h>
+
 #include <Eigen/CholmodSupport>
+#include <filesystem>
 #endif
 
 #include "experiments/head_to_head/matrix_market.h"
@@ -36,6 +39,29 @@ std::string cpu_threads() {
   const int t = omp_get_max_threads();
   return std::to_string(t) + (t == 1 ? " thread" : " threads");
 }
+
+#if defined(EB_H2H_HAVE_CHOLMOD)
+// CHOLMOD's supernodal factorization runs in the BLAS that the process loaded: say which, since
+// the reference BLAS is one thread and OpenBLAS or MKL use their own threads.
+std::string blas_threads() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        const std::string name = info->dlpi_name ? info->dlpi_name : "";
+        if (name.find("blas") != std::string::npos || name.find("mkl") != std::string::npos) {
+          std::error_code ec;
+          *static_cast<std::string*>(out) = std::filesystem::canonical(name, ec).string();
+          return 1;
+        }
+        return 0;
+      },
+      &found);
+  if (found.find("openblas") != std::string::npos) return "OpenBLAS threads";
+  if (found.find("mkl") != std::string::npos) return "MKL threads";
+  if (found.find("blis") != std::string::npos) return "BLIS threads";
+  return "1 thread (" + (found.empty() ? std::string("no BLAS found") : std::filesystem::path(found).filename().string()) + ")";
+}
+#endif
 
 double norm_of(const std::vector<double>& v) {
   double s = 0;
@@ -340,13 +366,15 @@ std::vector<Peer> solver_peers(const PeerSettings& s) {
   p.push_back({"eigen-ldlt", "Eigen SimplicialLDLT (AMD)", "cpu", "any", "", s.direct_max_entries, factor_size, one,
                [](const SolverSystem& sys, const SolveLimits& l) { return direct<Eigen::SimplicialLDLT<ColMatrix>>(sys, l); }});
 #if defined(EB_H2H_HAVE_CHOLMOD)
-  p.push_back({"cholmod", "CHOLMOD supernodal Cholesky", "cpu", "any", "", s.cholmod_max_entries, factor_size, cpu,
+  p.push_back({"cholmod", "CHOLMOD supernodal Cholesky", "cpu", "any", "", s.cholmod_max_entries, factor_size, blas_threads,
                [](const SolverSystem& sys, const SolveLimits& l) { return direct<Eigen::CholmodSupernodalLLT<ColMatrix>>(sys, l); }});
 #else
   p.push_back({"cholmod", "CHOLMOD supernodal Cholesky", "cpu", "any",
                "this build has no CHOLMOD (Debian libsuitesparse-dev; solvers.cmake)", 0, "", cpu, nullptr});
 #endif
-  p.push_back({"hypre-amg-pcg", "hypre BoomerAMG-PCG", "cpu", "any", hypre_unavailable(), 0, "", cpu, hypre_boomeramg_pcg});
+  // Debian's hypre is built without OpenMP: one MPI process is one thread.
+  p.push_back({"hypre-amg-pcg", "hypre BoomerAMG-PCG", "cpu", "any", hypre_unavailable(), 0, "",
+               [] { return std::string("1 thread (one MPI process)"); }, hypre_boomeramg_pcg});
   const std::string no_device = s.cuda_available ? "" : "no CUDA device in this process";
   p.push_back({"cusparse-pcg", "linalg Jacobi-PCG, cuSPARSE CSR SpMV", "cuda", "any", no_device, 0, "", dev,
                [](const SolverSystem& sys, const SolveLimits& l) { return device_jacobi_pcg(sys, l, true); }});
