@@ -59,6 +59,7 @@ std::string blas_threads() {
   if (found.find("openblas") != std::string::npos) return "OpenBLAS threads";
   if (found.find("mkl") != std::string::npos) return "MKL threads";
   if (found.find("blis") != std::string::npos) return "BLIS threads";
+  if (found.find("/blas/") != std::string::npos) return "1 thread (reference BLAS)";
   return "1 thread (" + (found.empty() ? std::string("no BLAS found") : std::filesystem::path(found).filename().string()) + ")";
 }
 #endif
