@@ -29,6 +29,7 @@ packages=(
   calculix-ccx             # reference solver for the TLED validation
   python3 python3-numpy python3-matplotlib python3-pandas python3-vtk9
   paraview xvfb xauth      # pvbatch under xvfb-run opens our .pvd series in a test (see above)
+  libhypre-dev libsuitesparse-dev  # head-to-head solver comparison: hypre BoomerAMG-PCG (brings OpenMPI), CHOLMOD
 )
 PV_PREFIX=${EB_PARAVIEW_PYTHON_PREFIX:-/opt/elastobench/python3-paraview}
 
