@@ -29,10 +29,11 @@ from run_validity import run_records, run_validity_table  # noqa: E402
 
 
 def load_module(name):
-    path = os.path.join(HERE, name + ".py")
+    # An experiment named with hyphens (head-to-head) has its analysis in a module of underscores.
+    path = os.path.join(HERE, name.replace("-", "_") + ".py")
     if not os.path.exists(path):
         return None
-    spec = importlib.util.spec_from_file_location("eb_analysis_" + name, path)
+    spec = importlib.util.spec_from_file_location("eb_analysis_" + name.replace("-", "_"), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module if hasattr(module, "build") else None

@@ -1,5 +1,8 @@
 #include "experiments/head_to_head/h2h_reference.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "experiments/head_to_head/h2h_probe.h"
 #include "solvers/common/timers.h"
 
@@ -38,6 +41,30 @@ ReferenceSolution solve_reference(const Scene& s, double resolution, Backend bac
   r.probe_names = b.names;
   r.probes = probe_displacements(b, u);
   r.outside = b.binding.outside;
+  return r;
+}
+
+RichardsonReference richardson(const std::vector<Vec3>& h, const std::vector<Vec3>& h2, const std::vector<Vec3>& h4) {
+  if (h.size() != h2.size() || h.size() != h4.size() || h.empty())
+    throw std::invalid_argument("richardson: the three levels need the same, non-zero number of probes");
+  double fine = 0, coarse = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    fine += norm3(sub3(h[i], h2[i]));
+    coarse += norm3(sub3(h2[i], h4[i]));
+  }
+  RichardsonReference r;
+  r.order = fine > 0 && coarse > fine ? std::clamp(std::log2(coarse / fine), 1.0, 3.0) : (fine > 0 ? 1.0 : 2.0);
+  const double f = 1.0 / (std::pow(2.0, r.order) - 1.0);
+  for (size_t i = 0; i < h.size(); ++i) {
+    Vec3 a, b;
+    for (int d = 0; d < 3; ++d) {
+      a[d] = h[i][d] + (h[i][d] - h2[i][d]) * f;
+      b[d] = h2[i][d] + (h2[i][d] - h4[i][d]) * f;
+    }
+    r.probes.push_back(a);
+    const double m = norm3(a);
+    if (m > 0) r.error_estimate = std::max(r.error_estimate, norm3(sub3(a, b)) / m);
+  }
   return r;
 }
 

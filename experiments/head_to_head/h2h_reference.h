@@ -4,6 +4,7 @@
 // corot-cg polar; Newton on the co-rotational forces with Jacobi-PCG inner solves) in fp64 on
 // the scene's tetrahedra at a given resolution, to a relative Newton residual of 1e-8 with inner
 // CG to 1e-10 (at most 100,000 iterations), and the probe displacements interpolated in it.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,19 @@ struct ReferenceSolution {
 
 ReferenceSolution solve_reference(const Scene& s, double resolution, Backend backend, int threads,
                                   const std::filesystem::path& data_dir);
+
+inline Vec3 sub3(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+inline double norm3(const Vec3& a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+// Richardson extrapolation of probe displacements solved at h, 2h and 4h. The order is observed,
+// p = log2(sum_i |u_2h - u_4h| / sum_i |u_h - u_2h|), clamped to [1, 3] (a ratio that does not
+// shrink gives 1, the cautious end); u*_h = u_h + (u_h - u_2h) / (2^p - 1). The error estimate
+// is what two extrapolations disagree by: max_i |u*_h - u*_2h| / |u*_h|, u*_2h from (2h, 4h).
+struct RichardsonReference {
+  double order = 2;
+  std::vector<Vec3> probes;
+  double error_estimate = 0;
+};
+RichardsonReference richardson(const std::vector<Vec3>& h, const std::vector<Vec3>& h2, const std::vector<Vec3>& h4);
 
 }  // namespace eb::head_to_head

@@ -2,7 +2,9 @@
 // files under ctx.out_dir, and analysis/head_to_head.py draws them.
 #include <sstream>
 
+#include "experiments/head_to_head/nl_runs.h"
 #include "experiments/head_to_head/parts.h"
+#include "experiments/head_to_head/scale_fit.h"
 #include "meshes/errors.h"
 
 namespace eb {
@@ -27,23 +29,12 @@ void check_numbers(const std::string& key, const std::string& value, bool allow_
   if (!count) throw InputError("head-to-head option " + key + ": no value given");
 }
 
-}  // namespace
-
-void register_experiment_head_to_head(ExperimentRegistry& r) {
-  r.add({"head-to-head",
-         "All methods on the same scenes by time to accuracy, and the solvers on the same linear systems",
-         [](const ExperimentContext& ctx) {
-           if (ctx.wants("corot")) head_to_head::run_corot_part(ctx);
-           if (ctx.wants("nonlinear")) head_to_head::run_nonlinear_part(ctx);
-           if (ctx.wants("scale")) head_to_head::run_scale_part(ctx);
-           if (ctx.wants("solvers")) head_to_head::run_solvers_part(ctx);
-         },
-         {"corot", "nonlinear", "scale", "solvers"},
-         {{"corot_sizes",
+std::vector<ExperimentOption> corot_part_options() {
+  return {{"corot_sizes",
            "corot part: target element counts of the steps/s sweep, comma-separated (default 1e4,1e5,1e6; --quick "
            "3000; without --quick, CPU rows are the cantilever's up to 1e4), or none",
            [](const std::string& v) { check_numbers("corot_sizes", v, true); }},
-          {"corot_scenes", "corot part: scenes to run, comma-separated among cantilever, bunny, sofa-beam (default all)",
+          {"corot_scenes", "corot part: scenes to run, comma-separated among cantilever, bunny, sofa-beam (default all; --quick cantilever)",
            [](const std::string& v) {
              std::stringstream ss(v);
              for (std::string s; std::getline(ss, s, ',');)
@@ -56,7 +47,25 @@ void register_experiment_head_to_head(ExperimentRegistry& r) {
            "(default cuda-fp32 with a GPU, else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
           {"corot_max_element_steps",
            "corot part: a search trial whose elements x steps exceed this is not run (default 5e9; --quick 2e7)",
-           [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }}}});
+           [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }}};
+}
+
+}  // namespace
+
+void register_experiment_head_to_head(ExperimentRegistry& r) {
+  std::vector<ExperimentOption> options = corot_part_options();
+  for (ExperimentOption& o : head_to_head::nonlinear_part_options()) options.push_back(std::move(o));
+  for (ExperimentOption& o : head_to_head::scale_part_options()) options.push_back(std::move(o));
+  r.add({"head-to-head",
+         "All methods on the same scenes by time to accuracy, and the solvers on the same linear systems",
+         [](const ExperimentContext& ctx) {
+           if (ctx.wants("corot")) head_to_head::run_corot_part(ctx);
+           if (ctx.wants("nonlinear")) head_to_head::run_nonlinear_part(ctx);
+           if (ctx.wants("scale")) head_to_head::run_scale_part(ctx);
+           if (ctx.wants("solvers")) head_to_head::run_solvers_part(ctx);
+         },
+         {"corot", "nonlinear", "scale", "solvers"},
+         options});
 }
 
 }  // namespace eb

@@ -2,6 +2,7 @@
 // its tip sags down by an amount between the coarse tetrahedra's stiffness and beam theory.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "experiments/head_to_head/h2h_reference.h"
@@ -41,3 +42,27 @@ TEST(HeadToHeadReference, ScenesSnapToCubes) {
 
 }  // namespace
 }  // namespace eb::head_to_head
+
+// Richardson extrapolation: exact for u(h) = u* + c h^p, whatever p in [1, 3] it observes; a
+// difference that does not shrink gives the cautious order 1 and a non-zero error estimate.
+TEST(HeadToHeadReference, RichardsonRecoversTheLimitAndItsOrder) {
+  using eb::head_to_head::richardson;
+  const std::vector<std::array<double, 3>> limit = {{0.0, 0.0, -0.0147}, {0.001, -0.002, 0.003}};
+  for (double p : {1.0, 1.6, 2.0, 3.0}) {
+    auto level = [&](double h) {
+      std::vector<std::array<double, 3>> u = limit;
+      for (auto& v : u)
+        for (int d = 0; d < 3; ++d) v[d] += (d + 1) * 1e-3 * std::pow(h, p);
+      return u;
+    };
+    const auto r = richardson(level(0.1), level(0.2), level(0.4));
+    EXPECT_NEAR(r.order, p, 1e-9);
+    for (size_t i = 0; i < limit.size(); ++i)
+      for (int d = 0; d < 3; ++d) EXPECT_NEAR(r.probes[i][d], limit[i][d], 1e-12) << p;
+    EXPECT_LT(r.error_estimate, 1e-9) << p;
+  }
+  const std::vector<std::array<double, 3>> a = {{0, 0, -1.0}}, b = {{0, 0, -0.9}}, c = {{0, 0, -1.0}};
+  const auto r = richardson(a, b, c);
+  EXPECT_EQ(r.order, 1.0);
+  EXPECT_GT(r.error_estimate, 0.05);
+}
