@@ -10,6 +10,7 @@
 #include "meshes/mesh_spec.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/method_options.h"
+#include "solvers/hexmg/smoothed_hierarchy.h"
 
 namespace eb::hexmg {
 namespace {
@@ -82,7 +83,12 @@ std::string SolverChoice::describe() const {
   std::ostringstream s;
   if (jacobi_pcg) {
     s << "Jacobi-preconditioned CG to relative residual " << tolerance << " (max " << max_iterations << ")";
+  } else if (mg_pcg) {
+    s << "CG preconditioned by the symmetric smoothed-hierarchy V-cycle to relative residual " << tolerance << " (max "
+      << max_iterations << "), " << pre_smooth << " forward / " << post_smooth
+      << " backward Gauss-Seidel sweeps, coarsest CG to " << coarse_tolerance;
   } else {
+    if (smoothed) s << "smoothed hierarchy: ";
     if (tolerance_mode)
       s << "V-cycles to relative residual " << tolerance << " (max " << max_iterations << ")";
     else
@@ -115,6 +121,17 @@ const std::vector<HexmgVariant>& hexmg_variants() {
         "programmatic_dependent_launch", "lattice_order", "coarse_shared_slots"}},
       {"jacobi-pcg", "Jacobi-preconditioned CG to hexmg.tolerance instead of multigrid (Fig. 11's comparison; CPU only)",
        false, true, false, {"tolerance", "max_iterations", "corotated"}},
+      // The smoothed hierarchy (smoothed_hierarchy.h): the paper's level-0 smoother, smoothed
+      // prolongations and exact Galerkin coarse operators recomputed every step.
+      {"smoothed-vcycle", "hexmg.cycles V-cycles per step on the smoothed-prolongation hierarchy (Galerkin P^T A P)",
+       false, false, false, {"cycles", "pre_smooth", "post_smooth", "corotated"}, true, false},
+      {"smoothed-tolerance",
+       "smoothed-hierarchy V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true,
+       false, false, {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated"}, true, false},
+      {"smoothed-pcg",
+       "CG preconditioned by the symmetric smoothed-hierarchy V-cycle (hexmg.pre_smooth sweeps before and after) "
+       "to hexmg.tolerance",
+       true, false, false, {"pre_smooth", "tolerance", "max_iterations", "corotated"}, true, true},
   };
   return variants;
 }
@@ -139,6 +156,9 @@ SolverChoice parse_solver(const Scenario& sc) {
     if (v.name == name) {
       c.tolerance_mode = v.tolerance_mode;
       c.jacobi_pcg = v.jacobi_pcg;
+      c.smoothed = v.smoothed;
+      c.mg_pcg = v.mg_pcg;
+      if (c.mg_pcg) c.post_smooth = c.pre_smooth;  // the symmetric cycle
       return c;
     }
     names += (names.empty() ? "" : ", ") + v.name;
@@ -402,6 +422,11 @@ Model build_model(const Scenario& sc, const RunOptions& opts) {
   m.dt = sc.time.dt > 0 ? sc.time.dt : 0.01;
   m.alpha = sc.time.damping;
   if (m.alpha < 0) throw InputError("hexmg: time.damping must be >= 0");
+  // The smoothed hierarchy's prolongations and patterns, once per model: both backends and the
+  // CUDA memory estimate read them.
+  if (m.solver.smoothed)
+    m.smoothed = std::make_shared<const SmoothedPlan>(
+        build_smoothed_plan(m, rest_level0_system(m, opts.threads > 0 ? opts.threads : 1)));
   return m;
 }
 
@@ -425,6 +450,8 @@ nlohmann::json model_details(const Model& m) {
           {"coarse_cg_max_iterations", m.solver.coarse_max_iterations},
           {"tolerance_mode", m.solver.tolerance_mode},
           {"jacobi_pcg", m.solver.jacobi_pcg},
+          {"smoothed_hierarchy", m.solver.smoothed},
+          {"mg_pcg", m.solver.mg_pcg},
           {"corotated", !m.solver.linear},
           {"profile", m.solver.profile},
           {"gs_thread_per_vertex", m.solver.gs_thread_per_vertex},

@@ -351,6 +351,16 @@ void HexmgSimulation::cell_fields(std::vector<mesh::Field>& out) {
   out.push_back({mesh::field::kMaterialId, 1, std::move(mat)});
 }
 
+std::vector<double> HexmgSimulation::smoothed_array(SmoothedArray, int) {
+  throw InputError("hexmg: this variant or backend has no smoothed hierarchy");
+}
+void HexmgSimulation::set_smoothed_array(SmoothedArray, int, const std::vector<double>&) {
+  throw InputError("hexmg: this variant or backend has no smoothed hierarchy");
+}
+void HexmgSimulation::run_smoothed_phase(SmoothedPhaseKind, int) {
+  throw InputError("hexmg: this variant or backend has no smoothed hierarchy");
+}
+
 ConvergenceTrace HexmgSimulation::jacobi_pcg(int, double, double) {
   throw InputError("hexmg: the Jacobi-PCG comparison solver (Fig. 11) runs on the cpu backend only");
 }
