@@ -124,14 +124,14 @@ const std::vector<HexmgVariant>& hexmg_variants() {
       // The smoothed hierarchy (smoothed_hierarchy.h): the paper's level-0 smoother, smoothed
       // prolongations and exact Galerkin coarse operators recomputed every step.
       {"smoothed-vcycle", "hexmg.cycles V-cycles per step on the smoothed-prolongation hierarchy (Galerkin P^T A P)",
-       false, false, false, {"cycles", "pre_smooth", "post_smooth", "corotated"}, true, false},
+       false, false, true, {"cycles", "pre_smooth", "post_smooth", "corotated"}, true, false},
       {"smoothed-tolerance",
        "smoothed-hierarchy V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true,
-       false, false, {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated"}, true, false},
+       false, true, {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated"}, true, false},
       {"smoothed-pcg",
        "CG preconditioned by the symmetric smoothed-hierarchy V-cycle (hexmg.pre_smooth sweeps before and after) "
        "to hexmg.tolerance",
-       true, false, false, {"pre_smooth", "tolerance", "max_iterations", "corotated"}, true, true},
+       true, false, true, {"pre_smooth", "tolerance", "max_iterations", "corotated"}, true, true},
   };
   return variants;
 }
