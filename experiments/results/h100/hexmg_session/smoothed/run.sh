@@ -23,14 +23,15 @@ grep -v '^cycles = \|^post_smooth = ' /tmp/bunny_cycles.toml > /tmp/bunny_pcg.to
 for size in 33300 94300; do
   for v in vcycle smoothed-vcycle smoothed-pcg smoothed-tolerance; do
     for rep in 1 2 3 4 5; do
-      [ $SECONDS -gt 270 ] && break 3
+      [ $SECONDS -gt 480 ] && break 3
       case $v in
         vcycle|smoothed-vcycle) sc=(-s /tmp/bunny_cycles.toml) ;;
         smoothed-pcg) sc=(-s /tmp/bunny_pcg.toml --set hexmg.tolerance=1e-5) ;;
-        *) sc=(-s /tmp/bunny_tolerance.toml --set hexmg.tolerance=1e-5) ;;
+        # fp32 floors above 1e-5 (PERF_NOTES.md): kept, with its validity stated, as the contrast
+        *) sc=(-s /tmp/bunny_tolerance.toml --set hexmg.tolerance=1e-5 --allow-invalid) ;;
       esac
-      timeout 40 $B/elastobench run -m hexmg --variant $v -b cuda -p fp32 "${sc[@]}" \
-        --set mesh.target_elements=$size --steps 210 --warmup 10 -o /tmp/t/${size}_${v}_$rep -q \
+      timeout 60 $B/elastobench run -m hexmg --variant $v -b cuda -p fp32 "${sc[@]}" \
+        --set mesh.target_elements=$size --steps 110 --warmup 10 -o /tmp/t/${size}_${v}_$rep -q \
         > /tmp/t/${size}_${v}_$rep.log 2>&1 || echo "run $size $v $rep failed: $(tail -2 /tmp/t/${size}_${v}_$rep.log)"
     done
     echo "$size $v done (${SECONDS}s)"
