@@ -182,7 +182,12 @@ class HexmgCpu final : public HexmgSimulation {
     }
     {
       CpuPhase t(timings_, "coarse_assembly");
-      for (int l = 1; l < m_.n_levels(); ++l) m_.solver.smoothed ? sm_galerkin(l) : galerkin(l);
+      if (!m_.solver.smoothed) {
+        for (int l = 1; l < m_.n_levels(); ++l) galerkin(l);
+      } else if (galerkin_due(step_)) {
+        for (int l = 1; l < m_.n_levels(); ++l) sm_galerkin(l);
+        have_galerkin_ = true;
+      }
     }
     have_trace_residuals_ = false;
     step_open_ = true;

@@ -19,7 +19,7 @@
 #include "solvers/hexmg/hexmg_cuda_kernels.cuh"
 #include "solvers/hexmg/hexmg_simulation.h"
 #include "solvers/hexmg/smoothed_cuda_kernels.cuh"
-#include "solvers/hexmg/smoothed_hierarchy.h"
+#include "solvers/hexmg/smoothed_plan.h"
 
 namespace eb::hexmg {
 namespace {
@@ -238,6 +238,7 @@ class HexmgCuda final : public HexmgSimulation {
 
   ~HexmgCuda() override {
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    if (graph_exec_lagged_) cudaGraphExecDestroy(graph_exec_lagged_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -278,9 +279,17 @@ class HexmgCuda final : public HexmgSimulation {
       const int chunk = std::min(kBatch, steps - done);
       upload_factors(step_ + 1, chunk);
       if (graph) {
-        if (!graph_exec_) capture_graph();
+        // smoothed-* with hexmg.galerkin_every > 1: a second graph without the Galerkin kernels for
+        // the steps that keep the last coarse operators.
+        const bool lagged = m_.solver.smoothed && m_.solver.galerkin_every > 1;
+        if (!graph_exec_) graph_exec_ = capture_graph(true);
+        if (lagged && !graph_exec_lagged_) graph_exec_lagged_ = capture_graph(false);
         timer_.begin("step", stream_);
-        for (int i = 0; i < chunk; ++i) EB_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+        for (int i = 0; i < chunk; ++i) {
+          const bool galerkin = !lagged || galerkin_due(step_ + i);
+          EB_CUDA_CHECK(cudaGraphLaunch(galerkin ? graph_exec_ : graph_exec_lagged_, stream_));
+          have_galerkin_ = have_galerkin_ || galerkin;
+        }
         timer_.end(stream_);
         EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
         timer_.flush(timings_, chunk);
@@ -293,7 +302,7 @@ class HexmgCuda final : public HexmgSimulation {
       } else {
         for (int i = 0; i < chunk; ++i) {
           // one step, launched directly, phases timed with events
-          prepare(true);
+          prepare(true, galerkin_step());
           solve_direct();
           timer_.begin("update", stream_);
           launch_update();
@@ -316,7 +325,7 @@ class HexmgCuda final : public HexmgSimulation {
   // --- stepwise access ---
   void begin_step() override {
     upload_factors(step_ + 1, 1);
-    prepare(false);
+    prepare(false, galerkin_step());
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     check_flags();
     have_trace_residuals_ = false;
@@ -627,8 +636,15 @@ class HexmgCuda final : public HexmgSimulation {
     if (timed) timer_.end(stream_);
   }
 
-  // Rotations, simulation-level assembly and the coarse-grid equations of the next step.
-  void prepare(bool timed) {
+  // Whether the coming step (state step_) launches the coarse operators' kernels: always for the
+  // paper's hierarchy, every hexmg.galerkin_every steps for the smoothed one (galerkin_due).
+  bool galerkin_step() {
+    const bool g = !m_.solver.smoothed || galerkin_due(step_);
+    have_galerkin_ = have_galerkin_ || g;
+    return g;
+  }
+  // Rotations, simulation-level assembly and (galerkin) the coarse-grid equations of the next step.
+  void prepare(bool timed, bool galerkin) {
     if (!m_.solver.linear) {
       phase_begin(timed, "rotations");
       launch_rotations();
@@ -637,6 +653,7 @@ class HexmgCuda final : public HexmgSimulation {
     phase_begin(timed, "assembly");
     launch_assembly();
     phase_end(timed);
+    if (!galerkin) return;
     phase_begin(timed, "coarse_assembly");
     for (int l = 1; l < m_.n_levels(); ++l) m_.solver.smoothed ? sm_galerkin(l) : launch_galerkin(l);
     phase_end(timed);
@@ -765,15 +782,18 @@ class HexmgCuda final : public HexmgSimulation {
     record_tolerance_solve(it, r0, r, s.tolerance);
   }
 
-  void capture_graph() {
+  // One fixed-cycle step as a graph (galerkin: with the coarse operators' kernels).
+  cudaGraphExec_t capture_graph(bool galerkin) {
     cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
     EB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    prepare(false);
+    prepare(false, galerkin);
     for (int c = 0; c < m_.solver.cycles; ++c) m_.solver.smoothed ? sm_cycle(0, false) : vcycle_level(0);
     launch_update();
     EB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    EB_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0));
+    EB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     EB_CUDA_CHECK(cudaGraphDestroy(graph));
+    return exec;
   }
 
   void check_smoothed(SmoothedArray a, int l) const {
@@ -1041,6 +1061,7 @@ class HexmgCuda final : public HexmgSimulation {
 
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
+  cudaGraphExec_t graph_exec_lagged_ = nullptr;  // the step without the Galerkin kernels (galerkin_every > 1)
   cuda::EventTimer timer_;
   std::vector<LevelBuffers> level_buffers_;
   std::vector<LevelView<T>> views_;

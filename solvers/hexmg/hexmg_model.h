@@ -57,6 +57,9 @@ struct HexmgOptions {
   // memory, the rest read from a global copy (-1: as many as fit). Fewer reach the global path,
   // which otherwise only fp64 at the largest bunny sizes takes, at small sizes (its tests).
   int coarse_shared_slots = -1;
+  // smoothed-*: the Galerkin coarse operators are recomputed every this many steps (step 0 always);
+  // the steps between cycle with the last ones and the current fine operator (smoothed_hierarchy.h).
+  int galerkin_every = 1;
 };
 template <class V> void visit(V& v, HexmgOptions& o) {
   v("cycles", o.cycles);
@@ -70,6 +73,7 @@ template <class V> void visit(V& v, HexmgOptions& o) {
   v("programmatic_dependent_launch", o.programmatic_dependent_launch);
   v("lattice_order", o.lattice_order);
   v("coarse_shared_slots", o.coarse_shared_slots);
+  v("galerkin_every", o.galerkin_every);
 }
 void validate_hexmg_options(const HexmgOptions& o);  // InputError naming the hexmg.KEY
 
@@ -101,6 +105,7 @@ struct SolverChoice {
   bool programmatic_dependent_launch = true;  // hexmg.programmatic_dependent_launch (CUDA)
   bool lattice_order = true;                  // hexmg.lattice_order (CUDA)
   int coarse_shared_slots = -1;               // hexmg.coarse_shared_slots (CUDA coarsest CG)
+  int galerkin_every = 1;                     // hexmg.galerkin_every (smoothed-*)
   int cycles = 2;
   int pre_smooth = 2, post_smooth = 1;
   double tolerance = 1e-6;

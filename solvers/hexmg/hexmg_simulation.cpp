@@ -27,7 +27,7 @@ int galerkin_targets(int k, int l) {
 // The smoothed hierarchy's coarse levels (smoothed_hierarchy.h), added to the kernels they
 // replace: per block entry a 3x3 block (9 values + a column index) and its 3-vector, 18 flops;
 // the Galerkin products 54 flops per block contribution, each reading a block and updating one.
-void add_smoothed_work(const SmoothedPlan& p, int s, double cycles, double coarse_iterations, double sweeps,
+void add_smoothed_work(const SmoothedPlan& p, double per_galerkin, int s, double cycles, double coarse_iterations, double sweeps,
                        KernelWork& gal, KernelWork& gs, KernelWork& res, KernelWork& rst, KernelWork& itp,
                        KernelWork& cg) {
   const double blk = 9.0 * s + 4, vec = 3.0 * s;
@@ -35,21 +35,13 @@ void add_smoothed_work(const SmoothedPlan& p, int s, double cycles, double coars
   for (int l = 1; l < nl; ++l) {
     const SmoothedLevel& S = p.levels[size_t(l)];
     const BlockPattern& Af = l == 1 ? p.A0 : p.levels[size_t(l - 1)].A;
-    double c_ap = 0, c_rap = 0;
-    for (int32_t i = 0; i < Af.rows; ++i)
-      for (int32_t q = Af.ptr[size_t(i)]; q < Af.ptr[size_t(i) + 1]; ++q) {
-        const int32_t k = Af.col[size_t(q)];
-        c_ap += S.P.ptr[size_t(k) + 1] - S.P.ptr[size_t(k)];
-      }
-    for (int32_t i = 0; i < S.R.rows; ++i)
-      for (int32_t q = S.R.ptr[size_t(i)]; q < S.R.ptr[size_t(i) + 1]; ++q) {
-        const int32_t k = S.R.col[size_t(q)];
-        c_rap += S.AP.ptr[size_t(k) + 1] - S.AP.ptr[size_t(k)];
-      }
+    // per step: the products run on every galerkin_every-th step
+    const SmoothedPlan::GalerkinWork g = p.galerkin_work(l);
+    const double c_ap = g.ap * per_galerkin, c_rap = g.rap * per_galerkin;
     gal.flops += 54 * (c_ap + c_rap);
-    gal.bytes += (c_ap + c_rap) * (blk + 9.0 * s) + double(Af.nnz() + S.R.nnz()) * blk;
-    gal.compulsory_bytes += double(Af.nnz() + S.P.nnz() + S.R.nnz() + 2 * S.AP.nnz() + S.A.nnz()) * blk;
-    gal.launches += 2;
+    gal.bytes += (c_ap + c_rap) * (blk + 9.0 * s) + per_galerkin * double(Af.nnz() + S.R.nnz()) * blk;
+    gal.compulsory_bytes += per_galerkin * double(Af.nnz() + S.P.nnz() + S.R.nnz() + 2 * S.AP.nnz() + S.A.nnz()) * blk;
+    gal.launches += 2 * per_galerkin;
     const double a = double(S.A.nnz()), n = double(S.n);
     rst.flops += cycles * 18 * double(S.R.nnz());
     rst.bytes += cycles * (double(S.R.nnz()) * (blk + vec) + n * 2 * vec);
@@ -154,7 +146,7 @@ std::vector<KernelWork> work_breakdown(const Model& m, int s, double cycles, dou
   }
   if (m.smoothed) {
     gal.launches = 0;
-    add_smoothed_work(*m.smoothed, s, cycles, coarse_iterations, sweeps, gal, gs, res, rst, itp, cg);
+    add_smoothed_work(*m.smoothed, 1.0 / m.solver.galerkin_every, s, cycles, coarse_iterations, sweeps, gal, gs, res, rst, itp, cg);
     for (KernelWork& k : w)
       if (k.kernel == gal.kernel) k = gal;  // pushed above, before the smoothing counts
     if (m.solver.mg_pcg) {  // per CG iteration one level-0 product and about 7 vector passes

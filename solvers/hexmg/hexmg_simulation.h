@@ -252,6 +252,11 @@ class HexmgSimulation : public MeshSimulation {
   // A non-finite F has been met: the state has diverged, and advance() takes no further steps
   // (the runner stops on validity().nonfinite_steps and keeps the run's files).
   bool diverged() const { return element_counts_.nonfinite_steps > 0; }
+  // smoothed-*: whether the step after state `step` recomputes the Galerkin coarse operators:
+  // every hexmg.galerkin_every steps from step 0, and always when none were computed yet (a run
+  // that starts later). Both backends ask this one function, so they refresh on the same steps.
+  bool galerkin_due(int64_t step) const { return !have_galerkin_ || step % m_.solver.galerkin_every == 0; }
+  bool have_galerkin_ = false;
 
   Model m_;
   Backend backend_;

@@ -73,6 +73,23 @@ void colour_rows(const BlockPattern& A, std::vector<int32_t>& order, std::vector
 
 }  // namespace
 
+SmoothedPlan::GalerkinWork SmoothedPlan::galerkin_work(int l) const {
+  const SmoothedLevel& S = levels[size_t(l)];
+  const BlockPattern& Af = l == 1 ? A0 : levels[size_t(l - 1)].A;
+  GalerkinWork w;
+  for (int32_t i = 0; i < Af.rows; ++i)
+    for (int32_t q = Af.ptr[size_t(i)]; q < Af.ptr[size_t(i) + 1]; ++q) {
+      const int32_t k = Af.col[size_t(q)];
+      w.ap += S.P.ptr[size_t(k) + 1] - S.P.ptr[size_t(k)];
+    }
+  for (int32_t i = 0; i < S.R.rows; ++i)
+    for (int32_t q = S.R.ptr[size_t(i)]; q < S.R.ptr[size_t(i) + 1]; ++q) {
+      const int32_t k = S.R.col[size_t(q)];
+      w.rap += S.AP.ptr[size_t(k) + 1] - S.AP.ptr[size_t(k)];
+    }
+  return w;
+}
+
 double SmoothedPlan::operator_complexity() const {
   double s = double(A0.nnz());
   for (size_t l = 1; l < levels.size(); ++l) s += double(levels[l].A.nnz());

@@ -7,8 +7,9 @@
 #include <cstring>
 #include <random>
 
-#include "solvers/hexmg/smoothed_hierarchy.h"
+#include "solvers/hexmg/smoothed_plan.h"
 #include "tests/hexmg/hexmg_test_util.h"
+#include "tests/linalg/linalg_test_util.h"
 
 namespace eb::hexmg::test {
 namespace {
@@ -50,18 +51,11 @@ class SmoothedCuda : public ::testing::TestWithParam<Precision> {
     }
     return m > 0 ? d / m : d;
   }
-  std::vector<double> random_vector(size_t n, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> U(-1.0, 1.0);
-    std::vector<double> v(n);
-    for (double& x : v) x = U(rng);
-    return v;
-  }
   // The same random b, u (and r) on level l of both backends.
-  void same_vectors(int l, uint64_t seed, bool zero_u = false) {
+  void same_vectors(int l, uint32_t seed, bool zero_u = false) {
     const size_t n = cpu_->smoothed_array(SA::b, l).size();
     for (SA a : {SA::b, SA::u, SA::r}) {
-      std::vector<double> v = random_vector(n, seed++);
+      std::vector<double> v = linalg::test::random_vector(n, seed++);
       if (a == SA::u && zero_u) std::fill(v.begin(), v.end(), 0.0);
       cpu_->set_smoothed_array(a, l, v);
       gpu_->set_smoothed_array(a, l, v);
@@ -125,7 +119,7 @@ TEST_P(SmoothedCuda, CoarsestSolveAndCycle) {
   const int last = cpu_->model().n_levels() - 1;
   same_matrix(last);
   // A consistent right-hand side (0 on dead components), from u = 0, as a cycle hands it over.
-  std::vector<double> b = random_vector(cpu_->smoothed_array(SA::b, last).size(), 700);
+  std::vector<double> b = linalg::test::random_vector(cpu_->smoothed_array(SA::b, last).size(), 700);
   const SmoothedLevel& S = cpu_->smoothed_plan()->levels[size_t(last)];
   for (size_t i = 0; i < b.size(); ++i)
     if (S.dead[i / 3] & (1u << (i % 3))) b[i] = 0;
@@ -169,6 +163,40 @@ TEST(SmoothedCudaRuns, MatchCpuAndRepeatBitIdentical) {
       EXPECT_LE(d, p == Precision::Fp32 ? 1e-3 : 1e-7) << v;
       // smoothed-pcg solves to 1e-5; a fixed cycle count states no convergence (SolverStats).
       if (std::string(v) == "smoothed-pcg") EXPECT_TRUE(g1->solver_stats().converged) << v;
+    }
+}
+
+// hexmg.galerkin_every = 4 over 10 steps (refreshes at steps 0, 4, 8): smoothed-vcycle through the
+// two step graphs (advanced in chunks that start off the schedule), smoothed-pcg launched
+// directly; the GPU state and its lagged coarse operators against the CPU's.
+TEST(SmoothedCudaRuns, GalerkinEveryFourMatchesCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  for (const char* v : {"smoothed-vcycle", "smoothed-pcg"})
+    for (Precision p : {Precision::Fp32, Precision::Fp64}) {
+      Scenario sc = clamped_cube(12, {"hexmg.tolerance=1e-5", "hexmg.galerkin_every=4"});
+      sc.solver.variant = v;
+      auto cpu = make(sc, {Backend::Cpu, p}, 2);
+      auto gpu = make(sc, {Backend::Cuda, p});
+      for (int chunk : {1, 2, 6, 1}) {
+        cpu->advance(chunk);
+        gpu->advance(chunk);
+      }
+      ASSERT_EQ(gpu->steps_done(), 10);
+      const double d = relative_difference(*gpu, *cpu);
+      std::printf("%s %s galerkin_every=4: GPU against CPU after 10 steps %.2e\n", v, to_string(p).c_str(), d);
+      EXPECT_LE(d, p == Precision::Fp32 ? 1e-3 : 1e-7) << v;
+      // The coarse operators of step 8 on both (a GPU refreshed on other steps would hold step 9's).
+      for (int l = 1; l < cpu->model().n_levels(); ++l) {
+        const std::vector<double> a = gpu->smoothed_array(SA::A, l), b = cpu->smoothed_array(SA::A, l);
+        double dd = 0, m = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          dd = std::max(dd, std::abs(a[i] - b[i]));
+          m = std::max(m, std::abs(b[i]));
+        }
+        std::printf("  level %d coarse operator: max relative difference %.2e\n", l, dd / m);
+        EXPECT_LE(dd, (p == Precision::Fp32 ? 1e-3 : 1e-7) * m) << v << " level " << l;
+      }
+      if (std::string(v) == "smoothed-pcg") EXPECT_TRUE(gpu->solver_stats().converged) << v;
     }
 }
 
