@@ -640,7 +640,7 @@ class HexmgCpu final : public HexmgSimulation {
     return which == 'b' ? sm_[size_t(l)].b : which == 'u' ? sm_[size_t(l)].u : sm_[size_t(l)].r;
   }
 
-  // A_l = R_l (A_{l-1} P_l), row by row in a fixed order.
+  // A_l = R_l (A_{l-1} P_l), row by row in a fixed order: the upper triangle, then its mirror.
   void sm_galerkin(int l) {
     const SmoothedLevel& S = plan().levels[size_t(l)];
     SmoothedStore& st = sm_[size_t(l)];
@@ -650,7 +650,9 @@ class HexmgCpu final : public HexmgSimulation {
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < S.AP.rows; ++i) spgemm_row(i, Af, P, AP);
 #pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < S.A.rows; ++i) spgemm_row(i, R, APc, A);
+    for (int32_t i = 0; i < S.A.rows; ++i) spgemm_row(i, R, APc, A, i);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < S.A.rows; ++i) mirror_row(i, S.A_mirror.data(), A);
   }
 
   // One multicolour block Gauss-Seidel sweep on coarse level l (colours in reverse if backward).

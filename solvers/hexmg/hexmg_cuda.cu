@@ -815,7 +815,7 @@ class HexmgCuda final : public HexmgSimulation {
 
   // --- the smoothed hierarchy (smoothed_hierarchy.h), the kernels of smoothed_cuda_kernels.cuh --------
   struct SmLevel {
-    DeviceBuffer<int32_t> A_ptr, A_col, AP_ptr, AP_col, P_ptr, P_col, R_ptr, R_col, order;
+    DeviceBuffer<int32_t> A_ptr, A_col, A_mirror, AP_ptr, AP_col, P_ptr, P_col, R_ptr, R_col, order;
     DeviceBuffer<T> A, AP, P, R, b, u, r;
     DeviceBuffer<uint8_t> dead;
   };
@@ -833,7 +833,7 @@ class HexmgCuda final : public HexmgSimulation {
     b += kSmDotBlocks * sizeof(double);
     for (int l = 1; l < p.n_levels(); ++l) {
       const SmoothedLevel& S = p.levels[size_t(l)];
-      b += (S.A.ptr.size() + S.A.col.size() + S.AP.ptr.size() + S.AP.col.size() + S.P.ptr.size() + S.P.col.size() +
+      b += (S.A.ptr.size() + 2 * S.A.col.size() + S.AP.ptr.size() + S.AP.col.size() + S.P.ptr.size() + S.P.col.size() +
             S.R.ptr.size() + S.R.col.size() + S.colour_order.size()) * i32;
       b += 9 * size_t(S.A.nnz() + S.AP.nnz() + S.P.nnz() + S.R.nnz()) * w + 3 * 3 * size_t(S.n) * w + S.dead.size();
     }
@@ -864,6 +864,7 @@ class HexmgCuda final : public HexmgSimulation {
       SmLevel& d = sm_[size_t(l)];
       d.A_ptr.upload(S.A.ptr);
       upload_nonempty(d.A_col, S.A.col);
+      upload_nonempty(d.A_mirror, S.A_mirror);
       d.AP_ptr.upload(S.AP.ptr);
       upload_nonempty(d.AP_col, S.AP.col);
       d.P_ptr.upload(S.P.ptr);
@@ -918,10 +919,11 @@ class HexmgCuda final : public HexmgSimulation {
     const SmoothedLevel& S = plan().levels[size_t(l)];
     SmLevel& d = sm_[size_t(l)];
     k_sm_spgemm<T><<<grid_for(S.AP.rows), kThreadsPerBlock, 0, stream_>>>(sm_A(l - 1), rows_c(S.P, d.P_ptr, d.P_col, d.P),
-                                                                          rows_m(S.AP, d.AP_ptr, d.AP_col, d.AP));
+                                                                          rows_m(S.AP, d.AP_ptr, d.AP_col, d.AP), false);
     k_sm_spgemm<T><<<grid_for(S.A.rows), kThreadsPerBlock, 0, stream_>>>(rows_c(S.R, d.R_ptr, d.R_col, d.R),
                                                                          rows_c(S.AP, d.AP_ptr, d.AP_col, d.AP),
-                                                                         rows_m(S.A, d.A_ptr, d.A_col, d.A));
+                                                                         rows_m(S.A, d.A_ptr, d.A_col, d.A), true);
+    k_sm_mirror<T><<<grid_for(S.A.rows), kThreadsPerBlock, 0, stream_>>>(d.A_mirror.data(), rows_m(S.A, d.A_ptr, d.A_col, d.A));
     EB_CUDA_CHECK(cudaGetLastError());
   }
   void sm_sweep(int l, bool backward) {

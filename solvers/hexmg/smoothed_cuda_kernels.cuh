@@ -11,9 +11,15 @@
 namespace eb::hexmg {
 
 template <class T>
-__global__ void k_sm_spgemm(BlockRows<const T> A, BlockRows<const T> B, BlockRows<T> C) {
+__global__ void k_sm_spgemm(BlockRows<const T> A, BlockRows<const T> B, BlockRows<T> C, bool upper) {
   const int32_t i = int32_t(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < C.rows) spgemm_row(i, A, B, C);
+  if (i < C.rows) spgemm_row(i, A, B, C, upper ? i : 0);
+}
+
+template <class T>
+__global__ void k_sm_mirror(const int32_t* mirror, BlockRows<T> C) {
+  const int32_t i = int32_t(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < C.rows) mirror_row(i, mirror, C);
 }
 
 // Rows order[0 .. count) (one colour) of level A.

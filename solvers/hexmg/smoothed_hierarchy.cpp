@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 #include "assembly/hexmg/hexmg_kernels.h"
+#include "solvers/hexmg/smoothed_kernels.h"
 
 namespace eb::hexmg {
 namespace {
@@ -84,8 +86,8 @@ SmoothedPlan::GalerkinWork SmoothedPlan::galerkin_work(int l) const {
     }
   for (int32_t i = 0; i < S.R.rows; ++i)
     for (int32_t q = S.R.ptr[size_t(i)]; q < S.R.ptr[size_t(i) + 1]; ++q) {
-      const int32_t k = S.R.col[size_t(q)];
-      w.rap += S.AP.ptr[size_t(k) + 1] - S.AP.ptr[size_t(k)];
+      const int32_t k = S.R.col[size_t(q)], e = S.AP.ptr[size_t(k) + 1];
+      w.rap += e - lower_column(S.AP.col.data(), S.AP.ptr[size_t(k)], e, i);  // the upper triangle
     }
   return w;
 }
@@ -146,6 +148,15 @@ SmoothedPlan build_smoothed_plan(const Model& m, const SparseRows& A0) {
     const BlockPattern& Af = l == 1 ? plan.A0 : plan.levels[size_t(l - 1)].A;
     S.AP = product_pattern(Af, S.P);
     S.A = product_pattern(S.R, S.AP);
+    // A_l = P^T A_{l-1} P is symmetric: the products compute its upper triangle, mirror_row the rest.
+    S.A_mirror.assign(S.A.col.size(), -1);
+    for (int32_t i = 0; i < S.A.rows; ++i)
+      for (int32_t p = S.A.ptr[size_t(i)]; p < S.A.ptr[size_t(i) + 1]; ++p) {
+        const int32_t j = S.A.col[size_t(p)];
+        const int32_t t = find_column(S.A.col.data(), S.A.ptr[size_t(j)], S.A.ptr[size_t(j) + 1], i);
+        if (t < 0) throw std::logic_error("hexmg smoothed hierarchy: level " + std::to_string(l) + " pattern not symmetric");
+        S.A_mirror[size_t(p)] = t;
+      }
     if (l + 1 < nl) colour_rows(S.A, S.colour_order, S.colour_begin);
   }
   return plan;

@@ -15,7 +15,21 @@
 // follow: A_l = P_l^T A_{l-1} P_l is recomputed numerically every step (two products AP = A P,
 // A_c = R (AP), R = P^T, each row of a product summed in a fixed order into a fixed pattern that
 // the same loops built symbolically here), so every level is the exact Galerkin operator of the
-// current step, deterministic on both backends.
+// current step, deterministic on both backends. A_l is symmetric: the second product computes its
+// upper triangle and mirror_row copies the transposed blocks below (half its block products).
+//
+// Lagged coarse operators (hexmg.galerkin_every = K): the products run on steps 0, K, 2K, ... and
+// the steps between cycle with the last A_l (l >= 1) beside the current level-0 operator. This is
+// still a convergent method, because nothing on level 0 is stale: the cycle is the error
+// propagator (I - S)(I - P A_1^{-1} R A_0)(I - S) with the current A_0 in the smoothers and the
+// residual, and a stale A_1 (SPD, as every Galerkin P^T A P of an SPD A) only replaces the exact
+// coarse correction by an approximate one (the same as the coarsest CG's inexact solve). So
+// smoothed-pcg and smoothed-tolerance, which stop on the true level-0 residual |b - A_0 u|, reach
+// the same tolerance and only their iteration count can change (smoothed-pcg is flexible CG, which
+// tolerates a preconditioner that is no exact inverse). smoothed-vcycle runs a fixed number of
+// cycles, so its residual reduction per step changes instead (measured in PERF_NOTES.md: little,
+// as the rotations of neighbouring steps move A_0 little). The GPU captures a second step graph
+// without the Galerkin kernels for the steps between.
 //
 // Smoothers. Level 0 keeps the paper's 8-colour block Gauss-Seidel on the 27-point stencil. The
 // coarse operators have wider stencils (up to 5^3 blocks per row on level 1), so each coarse level

@@ -26,9 +26,8 @@ struct BlockRows {
   EB_HD int64_t index(int32_t p) const { return blk ? int64_t(blk[p]) : int64_t(p); }
 };
 
-// Position of column c in the sorted columns [b, e) of a row (-1 if absent).
-EB_HD int32_t find_column(const int32_t* col, int32_t b, int32_t e, int32_t c) {
-  const int32_t end = e;
+// First position in the sorted columns [b, e) of a row whose column is >= c (e if none).
+EB_HD int32_t lower_column(const int32_t* col, int32_t b, int32_t e, int32_t c) {
   while (b < e) {
     const int32_t m = b + (e - b) / 2;
     if (col[m] < c)
@@ -36,29 +35,53 @@ EB_HD int32_t find_column(const int32_t* col, int32_t b, int32_t e, int32_t c) {
     else
       e = m;
   }
-  return (b < end && col[b] == c) ? b : -1;
+  return b;
 }
 
-// Row i of C = A B on C's fixed pattern (a superset of the product's): C_iJ = sum over the entries
-// k of A's row i, in order, of A_ik B_kJ, each B row in order. The fixed order makes the sum
-// deterministic; the pattern was built by the same loops (smoothed_hierarchy.cpp).
+// Position of column c in the sorted columns [b, e) of a row (-1 if absent).
+EB_HD int32_t find_column(const int32_t* col, int32_t b, int32_t e, int32_t c) {
+  const int32_t p = lower_column(col, b, e, c);
+  return (p < e && col[p] == c) ? p : -1;
+}
+
+// Row i of C = A B on C's fixed pattern (a superset of the product's), columns >= `first` only
+// (0: the whole row): C_iJ = sum over the entries k of A's row i, in order, of A_ik B_kJ, each B
+// row in order. The fixed order makes the sum deterministic; the pattern was built by the same
+// loops (smoothed_hierarchy.cpp). B's rows and C's have sorted columns and C's row holds every
+// column of a B row met, so C's position of B's next column is found by walking forward from the
+// last one (no search per block product).
 template <class T>
-EB_HD void spgemm_row(int32_t i, const BlockRows<const T>& A, const BlockRows<const T>& B, const BlockRows<T>& C) {
-  const int32_t cb = C.ptr[i], ce = C.ptr[i + 1];
+EB_HD void spgemm_row(int32_t i, const BlockRows<const T>& A, const BlockRows<const T>& B, const BlockRows<T>& C,
+                      int32_t first = 0) {
+  const int32_t ce = C.ptr[i + 1];
+  const int32_t cb = first > 0 ? lower_column(C.col, C.ptr[i], ce, first) : C.ptr[i];
   for (int32_t q = cb; q < ce; ++q)
     for (int k = 0; k < 9; ++k) C.v(C.index(q), k) = T(0);
   for (int32_t p = A.ptr[i]; p < A.ptr[i + 1]; ++p) {
     const int64_t ia = A.index(p);
     T a[9];
     for (int k = 0; k < 9; ++k) a[k] = A.v(ia, k);
-    const int32_t kr = A.col[p];
-    for (int32_t s = B.ptr[kr]; s < B.ptr[kr + 1]; ++s) {
+    const int32_t kr = A.col[p], se = B.ptr[kr + 1];
+    int32_t q = cb;
+    for (int32_t s = first > 0 ? lower_column(B.col, B.ptr[kr], se, first) : B.ptr[kr]; s < se; ++s) {
       const int64_t ib = B.index(s);
-      const int64_t ic = C.index(find_column(C.col, cb, ce, B.col[s]));
+      while (C.col[q] < B.col[s]) ++q;
+      const int64_t ic = C.index(q);
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c)
           C.v(ic, 3 * r + c) += a[3 * r] * B.v(ib, c) + a[3 * r + 1] * B.v(ib, 3 + c) + a[3 * r + 2] * B.v(ib, 6 + c);
     }
+  }
+}
+
+// The entries of row i of a symmetric C left of the diagonal from its upper triangle, computed
+// by spgemm_row with first = i: C_ij = C_ji^T, C_ji at entry mirror[p] of entry p.
+template <class T>
+EB_HD void mirror_row(int32_t i, const int32_t* mirror, const BlockRows<T>& C) {
+  for (int32_t p = C.ptr[i]; p < C.ptr[i + 1] && C.col[p] < i; ++p) {
+    const int64_t d = C.index(p), u = C.index(mirror[p]);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) C.v(d, 3 * r + c) = C.v(u, 3 * c + r);
   }
 }
 

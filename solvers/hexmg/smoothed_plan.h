@@ -24,6 +24,7 @@ struct SmoothedLevel {
   BlockPattern R;                 // P_l^T (rows: slots of level l)
   std::vector<double> R_val;
   BlockPattern AP;                // A_{l-1} P_l (rows: slots of level l - 1)
+  std::vector<int32_t> A_mirror;  // per entry (i, j) of A: the entry (j, i) (mirror_row)
   std::vector<uint8_t> dead;      // per slot, bit d: component without a coarse function
   // Greedy colouring of A_l's graph (not on the coarsest level): rows of colour c are
   // colour_order[colour_begin[c] .. colour_begin[c + 1]).
@@ -41,7 +42,7 @@ struct SmoothedPlan {
   int n_levels() const { return int(levels.size()); }
   // sum over levels of block entries / level-0 block entries.
   double operator_complexity() const;
-  // Block products (3x3 times 3x3) of level l's Galerkin step: of A P and of R (A P).
+  // Block products (3x3 times 3x3) of level l's Galerkin step: of A P and of R (A P)'s upper triangle.
   struct GalerkinWork {
     double ap = 0, rap = 0;
   };
