@@ -15,8 +15,11 @@
 
 #include "assembly/hexmg/hex_element.h"
 #include "assembly/hexmg/hexmg_kernels.h"
+#include "meshes/errors.h"
 #include "solvers/common/timers.h"
 #include "solvers/hexmg/hexmg_simulation.h"
+#include "solvers/hexmg/smoothed_hierarchy.h"
+#include "solvers/hexmg/smoothed_kernels.h"
 #include "solvers/linalg/cg.h"
 
 namespace eb::hexmg {
@@ -61,6 +64,30 @@ class LevelOperator final : public linalg::LinearOperator<T> {
  private:
   LevelView<T> L_;  // pointers into the simulation's arrays, which keep their storage
   bool parallel_;
+  std::string name_;
+};
+
+// The coarsest level of the smoothed hierarchy as a linalg operator (3 n unknowns, identity rows
+// for padding and dead components: block_apply_row), for the shared Jacobi-PCG.
+template <class T>
+class BlockOperator final : public linalg::LinearOperator<T> {
+ public:
+  BlockOperator(const BlockRows<const T>& A, const uint8_t* dead, std::string name)
+      : A_(A), dead_(dead), name_(std::move(name)) {}
+  linalg::Index rows() const override { return linalg::Index(A_.rows) * 3; }
+  linalg::Location location() const override { return linalg::Location::Host; }
+  void apply(const T* x, T* y, linalg::StreamHandle) const override {
+    for (int32_t i = 0; i < A_.rows; ++i) block_apply_row(i, A_, dead_, aos(x, 3), aos(y, 3));
+  }
+  void diagonal(T* out, linalg::StreamHandle) const override {
+    for (int32_t i = 0; i < A_.rows; ++i)
+      for (int d = 0; d < 3; ++d) out[3 * i + d] = block_diagonal_entry(i, d, A_, dead_);
+  }
+  std::string name() const override { return name_; }
+
+ private:
+  BlockRows<const T> A_;
+  const uint8_t* dead_;
   std::string name_;
 };
 
@@ -123,6 +150,7 @@ class HexmgCpu final : public HexmgSimulation {
     const int last = nl - 1;
     coarse_.op = std::make_unique<LevelOperator<T>>(views_[last], false, "hexmg coarsest level " + std::to_string(last));
     level0_.op = std::make_unique<LevelOperator<T>>(views_[0], true, "hexmg level 0");
+    if (m_.solver.smoothed) init_smoothed();
   }
 
   void advance(int steps) override {
@@ -154,13 +182,18 @@ class HexmgCpu final : public HexmgSimulation {
     }
     {
       CpuPhase t(timings_, "coarse_assembly");
-      for (int l = 1; l < m_.n_levels(); ++l) galerkin(l);
+      if (!m_.solver.smoothed) {
+        for (int l = 1; l < m_.n_levels(); ++l) galerkin(l);
+      } else if (galerkin_due(step_)) {
+        for (int l = 1; l < m_.n_levels(); ++l) sm_galerkin(l);
+        have_galerkin_ = true;
+      }
     }
     have_trace_residuals_ = false;
     step_open_ = true;
   }
 
-  void vcycle() override { vcycle_level(0); }
+  void vcycle() override { m_.solver.smoothed ? sm_cycle(0, m_.solver.mg_pcg) : vcycle_level(0); }
   void restart_solve() override { std::fill(store_[0].u.begin(), store_[0].u.end(), T(0)); }
 
   double system_residual() override { return std::sqrt(residual(0)); }
@@ -255,6 +288,41 @@ class HexmgCpu final : public HexmgSimulation {
 
   ElementChecks check_volumes() override { return element_pass(false); }
 
+ public:
+  const SmoothedPlan* smoothed_plan() const override { return m_.smoothed.get(); }
+  std::vector<double> smoothed_array(SmoothedArray a, int l) override {
+    const std::vector<T>& v = sm_array(a, l);
+    return std::vector<double>(v.begin(), v.end());
+  }
+  void set_smoothed_array(SmoothedArray a, int l, const std::vector<double>& values) override {
+    std::vector<T>& v = sm_array(a, l);
+    if (values.size() != v.size())
+      throw std::invalid_argument("hexmg: smoothed array of level " + std::to_string(l) + " needs " +
+                                  std::to_string(v.size()) + " values, got " + std::to_string(values.size()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = T(values[i]);
+  }
+  void run_smoothed_phase(SmoothedPhaseKind k, int l) override {
+    sm_array(SmoothedArray::b, l);  // checks the variant and the level
+    const int last = m_.n_levels() - 1;
+    if ((k == SmoothedPhaseKind::Galerkin || k == SmoothedPhaseKind::Restrict || k == SmoothedPhaseKind::Prolong) && l < 1)
+      throw std::invalid_argument("hexmg: smoothed phase needs a level >= 1");
+    if (k == SmoothedPhaseKind::CoarseSolve && (l != last || l < 1))
+      throw std::invalid_argument("hexmg: the coarse solve runs on the coarsest level (>= 1)");
+    omp_set_num_threads(threads_);
+    switch (k) {
+      case SmoothedPhaseKind::Galerkin: sm_galerkin(l); break;
+      case SmoothedPhaseKind::Sweep: l == 0 ? gs_sweep(0) : sm_sweep(l, false); break;
+      case SmoothedPhaseKind::SweepBackward: l == 0 ? gs_sweep(0, true) : sm_sweep(l, true); break;
+      case SmoothedPhaseKind::Residual: sm_residual(l); break;
+      case SmoothedPhaseKind::Restrict: sm_restrict(l); break;
+      case SmoothedPhaseKind::Prolong: sm_prolong(l); break;
+      case SmoothedPhaseKind::CoarseSolve: sm_coarse_solve(l); break;
+      case SmoothedPhaseKind::Cycle: sm_cycle(0, m_.solver.mg_pcg); break;
+    }
+  }
+
+ protected:
+
  private:
   struct Store {
     std::vector<T> A, b, u, r;
@@ -338,6 +406,11 @@ class HexmgCpu final : public HexmgSimulation {
 
   void solve() {
     const SolverChoice& s = m_.solver;
+    if (s.mg_pcg) {
+      const ConvergenceTrace tr = sm_pcg(s.max_iterations, s.tolerance);
+      record_trace(tr, int(tr.residual.size()) - 1);
+      return;
+    }
     if (s.jacobi_pcg) {
       const ConvergenceTrace tr = pcg_level0(s.max_iterations, s.tolerance);
       record_trace(tr, int(tr.residual.size()) - 1);
@@ -366,13 +439,7 @@ class HexmgCpu final : public HexmgSimulation {
   }
 
   void record_trace(const ConvergenceTrace& tr, int iterations) {
-    cycles_sum_ += iterations;
-    ++solves_;
-    last_iterations_ = iterations;
-    have_trace_residuals_ = true;
-    trace_initial_ = tr.residual.front();
-    trace_final_ = tr.residual.back();
-    record_solve(std::isfinite(trace_final_) && trace_final_ <= m_.solver.tolerance * trace_initial_);
+    record_tolerance_solve(iterations, tr.residual.front(), tr.residual.back(), m_.solver.tolerance);
   }
 
   void gs_colour(int l, int c) {
@@ -383,8 +450,8 @@ class HexmgCpu final : public HexmgSimulation {
     for (int64_t x = b; x < e; ++x) gauss_seidel_vertex(x, L);
   }
 
-  void gs_sweep(int l) {
-    for (int c = 0; c < 8; ++c) gs_colour(l, c);
+  void gs_sweep(int l, bool backward = false) {
+    for (int c = 0; c < 8; ++c) gs_colour(l, backward ? 7 - c : c);
   }
 
   double residual(int l) {
@@ -512,6 +579,229 @@ class HexmgCpu final : public HexmgSimulation {
     return tr;
   }
 
+  // --- the smoothed hierarchy (smoothed_hierarchy.h): level 0 is the simulation level above --------
+  struct SmoothedStore {
+    std::vector<T> A, AP, P, R, b, u, r;
+  };
+
+  const SmoothedPlan& plan() const { return *m_.smoothed; }
+  void init_smoothed() {
+    const int nl = plan().n_levels();
+    a0_blk_.resize(plan().A0_offset.size());
+    for (int32_t x = 0; x < plan().A0.rows; ++x)
+      for (int32_t p = plan().A0.ptr[x]; p < plan().A0.ptr[x + 1]; ++p) a0_blk_[size_t(p)] = 27 * x + plan().A0_offset[size_t(p)];
+    sm_.resize(size_t(nl));
+    for (int l = 1; l < nl; ++l) {
+      const SmoothedLevel& S = plan().levels[size_t(l)];
+      SmoothedStore& st = sm_[size_t(l)];
+      st.A.assign(size_t(S.A.nnz()) * 9, T(0));
+      st.AP.assign(size_t(S.AP.nnz()) * 9, T(0));
+      st.P.assign(S.P_val.begin(), S.P_val.end());
+      st.R.assign(S.R_val.begin(), S.R_val.end());
+      st.b.assign(size_t(S.n) * 3, T(0));
+      st.u.assign(size_t(S.n) * 3, T(0));
+      st.r.assign(size_t(S.n) * 3, T(0));
+    }
+    if (nl > 1) {
+      const int last = nl - 1;
+      sm_coarse_op_ = std::make_unique<BlockOperator<T>>(sm_A(last), plan().levels[size_t(last)].dead.data(),
+                                                         "hexmg smoothed coarsest level " + std::to_string(last));
+    }
+  }
+
+  static BlockRows<const T> rows_of(const BlockPattern& p, const std::vector<T>& v, const int32_t* blk = nullptr) {
+    return {p.rows, p.ptr.data(), p.col.data(), blk, {v.data(), 9, 1}};
+  }
+  static BlockRows<T> rows_of_mut(const BlockPattern& p, std::vector<T>& v) {
+    return {p.rows, p.ptr.data(), p.col.data(), nullptr, {v.data(), 9, 1}};
+  }
+  // A of level l (level 0: the stencil read in place).
+  BlockRows<const T> sm_A(int l) const {
+    if (l == 0) return rows_of(plan().A0, store_[0].A, a0_blk_.data());
+    return rows_of(plan().levels[size_t(l)].A, sm_[size_t(l)].A);
+  }
+  std::vector<T>& sm_array(SmoothedArray a, int l) {
+    if (!m_.solver.smoothed) throw InputError("hexmg: this variant has no smoothed hierarchy");
+    if (l < 0 || l >= m_.n_levels() || (l == 0 && (a == SmoothedArray::A || a == SmoothedArray::AP)))
+      throw std::invalid_argument("hexmg: the smoothed hierarchy has no such array on level " + std::to_string(l));
+    switch (a) {
+      case SmoothedArray::A: return sm_[size_t(l)].A;
+      case SmoothedArray::AP: return sm_[size_t(l)].AP;
+      case SmoothedArray::b: return sm_vec(l, 'b');
+      case SmoothedArray::u: return sm_vec(l, 'u');
+      case SmoothedArray::r: return sm_vec(l, 'r');
+    }
+    throw std::logic_error("hexmg cpu: unknown smoothed array");
+  }
+
+  // b, u, r of level l (level 0: the simulation's).
+  std::vector<T>& sm_vec(int l, char which) {
+    if (l == 0) return which == 'b' ? store_[0].b : which == 'u' ? store_[0].u : store_[0].r;
+    return which == 'b' ? sm_[size_t(l)].b : which == 'u' ? sm_[size_t(l)].u : sm_[size_t(l)].r;
+  }
+
+  // A_l = R_l (A_{l-1} P_l), row by row in a fixed order: the upper triangle, then its mirror.
+  void sm_galerkin(int l) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmoothedStore& st = sm_[size_t(l)];
+    const BlockRows<const T> Af = sm_A(l - 1), P = rows_of(S.P, st.P), R = rows_of(S.R, st.R);
+    const BlockRows<T> AP = rows_of_mut(S.AP, st.AP), A = rows_of_mut(S.A, st.A);
+    const BlockRows<const T> APc = rows_of(S.AP, st.AP);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < S.AP.rows; ++i) spgemm_row(i, Af, P, AP);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < S.A.rows; ++i) spgemm_row(i, R, APc, A, i);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < S.A.rows; ++i) mirror_row(i, S.A_mirror.data(), A);
+  }
+
+  // One multicolour block Gauss-Seidel sweep on coarse level l (colours in reverse if backward).
+  void sm_sweep(int l, bool backward) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    const BlockRows<const T> A = sm_A(l);
+    const auto b = aos<const T>(sm_[size_t(l)].b.data(), 3);
+    const auto u = aos(sm_[size_t(l)].u.data(), 3);
+    const int nc = S.colours();
+    for (int k = 0; k < nc; ++k) {
+      const int c = backward ? nc - 1 - k : k;
+      const int32_t b0 = S.colour_begin[size_t(c)], e0 = S.colour_begin[size_t(c) + 1];
+      // Coarse colours hold a few hundred rows or less: a thread team per colour costs more there.
+#pragma omp parallel for schedule(static) if (e0 - b0 >= 1024)
+      for (int32_t q = b0; q < e0; ++q)
+        block_gs_row(S.colour_order[size_t(q)], A, S.dead.data(), b, u);
+    }
+  }
+
+  double sm_residual(int l) {
+    if (l == 0) return residual(0);
+    const BlockRows<const T> A = sm_A(l);
+    SmoothedStore& st = sm_[size_t(l)];
+    double n2 = 0;
+#pragma omp parallel for schedule(static) reduction(+ : n2)
+    for (int32_t i = 0; i < A.rows; ++i)
+      n2 += double(block_residual_row(i, A, aos<const T>(st.b.data(), 3), aos<const T>(st.u.data(), 3), aos(st.r.data(), 3)));
+    return n2;
+  }
+
+  // b_l = R_l r_{l-1}, u_l = 0.
+  void sm_restrict(int l) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmoothedStore& st = sm_[size_t(l)];
+    const BlockRows<const T> R = rows_of(S.R, st.R);
+    const auto r = aos<const T>(sm_vec(l - 1, 'r').data(), 3);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < S.R.rows; ++i) block_gather_row(i, R, r, aos(st.b.data(), 3), false);
+    std::fill(st.u.begin(), st.u.end(), T(0));
+  }
+
+  // u_{l-1} += P_l u_l.
+  void sm_prolong(int l) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmoothedStore& st = sm_[size_t(l)];
+    const BlockRows<const T> P = rows_of(S.P, st.P);
+    const auto u = aos(sm_vec(l - 1, 'u').data(), 3);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < S.P.rows; ++i) block_gather_row(i, P, aos<const T>(st.u.data(), 3), u, true);
+  }
+
+  // The coarsest level by the shared Jacobi-PCG from u = 0 (sm_restrict), as coarse_cg.
+  void sm_coarse_solve(int l) {
+    SmoothedStore& st = sm_[size_t(l)];
+    if (!sm_coarse_cg_) {
+      linalg::CgOptions o;
+      o.preconditioner = linalg::Preconditioner::Jacobi;
+      o.max_iterations = m_.solver.coarse_max_iterations;
+      o.tolerance = m_.solver.coarse_tolerance;
+      sm_coarse_cg_ = std::make_unique<linalg::CgSolver<T>>(*sm_coarse_op_, o);
+    } else {
+      sm_coarse_cg_->refresh_preconditioner();
+    }
+    const linalg::CgResult r = sm_coarse_cg_->solve(st.b.data(), st.u.data());
+    coarse_iter_sum_ += r.iterations;
+    ++coarse_solves_;
+  }
+
+  // One V-cycle on level l for its b from its u; symmetric: post-smoothing in reverse colour order.
+  void sm_cycle(int l, bool symmetric) {
+    const int last = m_.n_levels() - 1;
+    if (l == last) {
+      l == 0 ? coarse_cg(0) : sm_coarse_solve(l);
+      return;
+    }
+    const SolverChoice& s = m_.solver;
+    for (int i = 0; i < s.pre_smooth; ++i) l == 0 ? gs_sweep(0) : sm_sweep(l, false);
+    sm_residual(l);
+    sm_restrict(l + 1);
+    sm_cycle(l + 1, symmetric);
+    sm_prolong(l + 1);
+    for (int i = 0; i < s.post_smooth; ++i) l == 0 ? gs_sweep(0, symmetric) : sm_sweep(l, symmetric);
+  }
+
+  // CG on the level-0 system from its current u, preconditioned by the symmetric V-cycle from 0,
+  // to |r_k| <= tolerance |r_0| (recurrence residual). The flexible (Polak-Ribiere) beta keeps
+  // CG's convergence where the coarsest solve's truncation or rounding (fp32) make the
+  // preconditioner slightly nonlinear or unsymmetric; it equals Fletcher-Reeves for a fixed one.
+  ConvergenceTrace sm_pcg(int iterations, double rel_tolerance) {
+    ConvergenceTrace tr;
+    Store& s0 = store_[0];
+    const size_t n = s0.u.size();
+    std::vector<T> x = s0.u, b = s0.b, r(n), z(n), zold(n), p(n), q(n);
+    auto dot = [&](const std::vector<T>& a, const std::vector<T>& c) {
+      double d = 0;
+#pragma omp parallel for schedule(static) reduction(+ : d)
+      for (size_t i = 0; i < n; ++i) d += double(a[i]) * double(c[i]);
+      return d;
+    };
+    auto precondition = [&](const std::vector<T>& rr, std::vector<T>& zz) {
+      std::copy(rr.begin(), rr.end(), s0.b.begin());
+      std::fill(s0.u.begin(), s0.u.end(), T(0));
+      sm_cycle(0, true);
+      std::copy(s0.u.begin(), s0.u.end(), zz.begin());
+    };
+    level0_.op->apply(x.data(), q.data(), nullptr);
+    for (size_t i = 0; i < n; ++i) r[i] = b[i] - q[i];
+    double rn = std::sqrt(dot(r, r));
+    const double r0 = rn;
+    tr.residual.push_back(rn);
+    int k = 0;
+    if (r0 > 0) {
+      precondition(r, z);
+      p = z;
+      double rz = dot(r, z);
+      while (k < iterations && rn > rel_tolerance * r0 && rz > 0 && std::isfinite(rz)) {
+        level0_.op->apply(p.data(), q.data(), nullptr);
+        const double pq = dot(p, q);
+        if (!(pq > 0)) break;
+        const T a = T(rz / pq);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; ++i) {
+          x[i] += a * p[i];
+          r[i] -= a * q[i];
+        }
+        ++k;
+        rn = std::sqrt(dot(r, r));
+        tr.residual.push_back(rn);
+        if (!(rn > rel_tolerance * r0)) break;
+        zold.swap(z);
+        precondition(r, z);
+        const double rz_new = dot(r, z);
+        const T beta = T((rz_new - dot(r, zold)) / rz);
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
+        rz = rz_new;
+      }
+    }
+    // Copied, not moved: the level views point into these vectors.
+    std::copy(b.begin(), b.end(), s0.b.begin());
+    std::copy(x.begin(), x.end(), s0.u.begin());
+    return tr;
+  }
+
+  std::vector<int32_t> a0_blk_;      // value index of each level-0 entry: 27 slot + stencil offset
+  std::vector<SmoothedStore> sm_;    // [l] for l >= 1
+  std::unique_ptr<BlockOperator<T>> sm_coarse_op_;
+  std::unique_ptr<linalg::CgSolver<T>> sm_coarse_cg_;
+
   int threads_;
   std::vector<T> K_;
   std::vector<Store> store_;
@@ -533,5 +823,23 @@ std::unique_ptr<HexmgSimulation> make_hexmg_cpu_impl(const Scenario& sc, const R
 }
 
 std::unique_ptr<Simulation> make_hexmg_cpu(const Scenario& sc, const RunOptions& o) { return make_hexmg_cpu_impl(sc, o); }
+
+SparseRows rest_level0_system(const Model& m, int threads) {
+  Model rest = m;
+  rest.solver.smoothed = rest.solver.mg_pcg = false;
+  rest.smoothed.reset();
+  HexmgCpu<double> sim(std::move(rest), Precision::Fp64, threads);
+  sim.begin_step();  // u = v = a = 0: R = I
+  std::vector<HexmgSimulation::Triplet> trip;
+  std::vector<double> b, u;
+  sim.export_system(trip, b, u);
+  std::vector<Eigen::Triplet<double>> t;
+  t.reserve(trip.size());
+  for (const auto& e : trip) t.emplace_back(Eigen::Index(e.row), Eigen::Index(e.col), e.value);
+  const Eigen::Index n = 3 * Eigen::Index(m.levels[0].n_padded);
+  SparseRows A(n, n);
+  A.setFromTriplets(t.begin(), t.end());
+  return A;
+}
 
 }  // namespace eb::hexmg

@@ -18,6 +18,8 @@
 #include "solvers/common/cuda_utils.cuh"
 #include "solvers/hexmg/hexmg_cuda_kernels.cuh"
 #include "solvers/hexmg/hexmg_simulation.h"
+#include "solvers/hexmg/smoothed_cuda_kernels.cuh"
+#include "solvers/hexmg/smoothed_plan.h"
 
 namespace eb::hexmg {
 namespace {
@@ -230,11 +232,13 @@ class HexmgCuda final : public HexmgSimulation {
     fine_.ncurves = m_.ncurves;
     fine_.factor = factors_.data();
     setup_coarse_layout(device);
+    if (m_.solver.smoothed) init_smoothed();
     EB_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   ~HexmgCuda() override {
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    if (graph_exec_lagged_) cudaGraphExecDestroy(graph_exec_lagged_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -262,6 +266,7 @@ class HexmgCuda final : public HexmgSimulation {
     b += sizeof(int) + sizeof(Flags) + sizeof(ElementFlags);          // dstep, flags, volume flags
     const CoarseLayoutPlan p = plan_coarse_layout(m.levels.back(), optin, sizeof(T), m.solver.coarse_shared_slots);
     b += (p.perm.size() + p.bases.size() + p.src.size()) * i32 + size_t(std::max(p.global_slots, 1)) * 32 * (9 * w + i32);
+    if (m.smoothed) b += smoothed_bytes(*m.smoothed, n0);
     return b;
   }
 
@@ -274,9 +279,17 @@ class HexmgCuda final : public HexmgSimulation {
       const int chunk = std::min(kBatch, steps - done);
       upload_factors(step_ + 1, chunk);
       if (graph) {
-        if (!graph_exec_) capture_graph();
+        // smoothed-* with hexmg.galerkin_every > 1: a second graph without the Galerkin kernels for
+        // the steps that keep the last coarse operators.
+        const bool lagged = m_.solver.smoothed && m_.solver.galerkin_every > 1;
+        if (!graph_exec_) graph_exec_ = capture_graph(true);
+        if (lagged && !graph_exec_lagged_) graph_exec_lagged_ = capture_graph(false);
         timer_.begin("step", stream_);
-        for (int i = 0; i < chunk; ++i) EB_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+        for (int i = 0; i < chunk; ++i) {
+          const bool galerkin = !lagged || galerkin_due(step_ + i);
+          EB_CUDA_CHECK(cudaGraphLaunch(galerkin ? graph_exec_ : graph_exec_lagged_, stream_));
+          have_galerkin_ = have_galerkin_ || galerkin;
+        }
         timer_.end(stream_);
         EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
         timer_.flush(timings_, chunk);
@@ -289,7 +302,7 @@ class HexmgCuda final : public HexmgSimulation {
       } else {
         for (int i = 0; i < chunk; ++i) {
           // one step, launched directly, phases timed with events
-          prepare(true);
+          prepare(true, galerkin_step());
           solve_direct();
           timer_.begin("update", stream_);
           launch_update();
@@ -312,14 +325,14 @@ class HexmgCuda final : public HexmgSimulation {
   // --- stepwise access ---
   void begin_step() override {
     upload_factors(step_ + 1, 1);
-    prepare(false);
+    prepare(false, galerkin_step());
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     check_flags();
     have_trace_residuals_ = false;
     step_open_ = true;
   }
   void vcycle() override {
-    vcycle_level(0);
+    m_.solver.smoothed ? sm_cycle(0, m_.solver.mg_pcg) : vcycle_level(0);
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   double system_residual() override { return std::sqrt(residual_norm2(0)); }
@@ -433,6 +446,45 @@ class HexmgCuda final : public HexmgSimulation {
     }
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     check_flags();
+  }
+
+  const SmoothedPlan* smoothed_plan() const override { return m_.smoothed.get(); }
+  std::vector<double> smoothed_array(SmoothedArray a, int l) override {
+    check_smoothed(a, l);
+    if (l == 0) return read_array(a == SmoothedArray::b ? PhaseArray::b : a == SmoothedArray::u ? PhaseArray::u : PhaseArray::r, 0);
+    const std::vector<T> h = sm_buffer(a, l).to_host();
+    return std::vector<double>(h.begin(), h.end());
+  }
+  void set_smoothed_array(SmoothedArray a, int l, const std::vector<double>& values) override {
+    check_smoothed(a, l);
+    if (l == 0) {
+      set_array(a == SmoothedArray::b ? PhaseArray::b : a == SmoothedArray::u ? PhaseArray::u : PhaseArray::r, 0, values);
+      return;
+    }
+    DeviceBuffer<T>& d = sm_buffer(a, l);
+    if (values.size() != d.size())
+      throw std::invalid_argument("hexmg: smoothed array of level " + std::to_string(l) + " needs " + std::to_string(d.size()) +
+                                  " values, got " + std::to_string(values.size()));
+    d.upload(std::vector<T>(values.begin(), values.end()));
+  }
+  void run_smoothed_phase(SmoothedPhaseKind k, int l) override {
+    check_smoothed(SmoothedArray::b, l);
+    const int last = m_.n_levels() - 1;
+    if ((k == SmoothedPhaseKind::Galerkin || k == SmoothedPhaseKind::Restrict || k == SmoothedPhaseKind::Prolong) && l < 1)
+      throw std::invalid_argument("hexmg: smoothed phase needs a level >= 1");
+    if (k == SmoothedPhaseKind::CoarseSolve && (l != last || l < 1))
+      throw std::invalid_argument("hexmg: the coarse solve runs on the coarsest level (>= 1)");
+    switch (k) {
+      case SmoothedPhaseKind::Galerkin: sm_galerkin(l); break;
+      case SmoothedPhaseKind::Sweep: sm_sweep(l, false); break;
+      case SmoothedPhaseKind::SweepBackward: sm_sweep(l, true); break;
+      case SmoothedPhaseKind::Residual: sm_residual(l); break;
+      case SmoothedPhaseKind::Restrict: sm_restrict(l); break;
+      case SmoothedPhaseKind::Prolong: sm_prolong(l); break;
+      case SmoothedPhaseKind::CoarseSolve: sm_coarse_solve(l); break;
+      case SmoothedPhaseKind::Cycle: sm_cycle(0, m_.solver.mg_pcg); break;
+    }
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   ElementChecks check_volumes() override {
@@ -584,8 +636,15 @@ class HexmgCuda final : public HexmgSimulation {
     if (timed) timer_.end(stream_);
   }
 
-  // Rotations, simulation-level assembly and the coarse-grid equations of the next step.
-  void prepare(bool timed) {
+  // Whether the coming step (state step_) launches the coarse operators' kernels: always for the
+  // paper's hierarchy, every hexmg.galerkin_every steps for the smoothed one (galerkin_due).
+  bool galerkin_step() {
+    const bool g = !m_.solver.smoothed || galerkin_due(step_);
+    have_galerkin_ = have_galerkin_ || g;
+    return g;
+  }
+  // Rotations, simulation-level assembly and (galerkin) the coarse-grid equations of the next step.
+  void prepare(bool timed, bool galerkin) {
     if (!m_.solver.linear) {
       phase_begin(timed, "rotations");
       launch_rotations();
@@ -594,8 +653,9 @@ class HexmgCuda final : public HexmgSimulation {
     phase_begin(timed, "assembly");
     launch_assembly();
     phase_end(timed);
+    if (!galerkin) return;
     phase_begin(timed, "coarse_assembly");
-    for (int l = 1; l < m_.n_levels(); ++l) launch_galerkin(l);
+    for (int l = 1; l < m_.n_levels(); ++l) m_.solver.smoothed ? sm_galerkin(l) : launch_galerkin(l);
     phase_end(timed);
   }
 
@@ -698,8 +758,12 @@ class HexmgCuda final : public HexmgSimulation {
   // Un-captured solve: fixed cycles (profile mode) or V-cycles to the tolerance.
   void solve_direct() {
     const SolverChoice& s = m_.solver;
+    if (s.mg_pcg) {
+      sm_pcg(s.max_iterations, s.tolerance);
+      return;
+    }
     if (!s.tolerance_mode) {
-      for (int c = 0; c < s.cycles; ++c) vcycle_level(0, s.profile);
+      for (int c = 0; c < s.cycles; ++c) s.smoothed ? sm_cycle(0, false) : vcycle_level(0, s.profile);
       cycles_sum_ += s.cycles;
       ++solves_;
       last_iterations_ = s.cycles;
@@ -711,32 +775,295 @@ class HexmgCuda final : public HexmgSimulation {
     double r = r0;
     int it = 0;
     while (it < s.max_iterations && r > s.tolerance * r0 && r0 > 0) {
-      vcycle_level(0, s.profile);
+      s.smoothed ? sm_cycle(0, false) : vcycle_level(0, s.profile);
       r = system_residual();
       ++it;
     }
-    cycles_sum_ += it;
-    ++solves_;
-    last_iterations_ = it;
-    have_trace_residuals_ = true;
-    trace_initial_ = r0;
-    trace_final_ = r;
-    record_solve(std::isfinite(r) && r <= s.tolerance * r0);
+    record_tolerance_solve(it, r0, r, s.tolerance);
   }
 
-  void capture_graph() {
+  // One fixed-cycle step as a graph (galerkin: with the coarse operators' kernels).
+  cudaGraphExec_t capture_graph(bool galerkin) {
     cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
     EB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    prepare(false);
-    for (int c = 0; c < m_.solver.cycles; ++c) vcycle_level(0);
+    prepare(false, galerkin);
+    for (int c = 0; c < m_.solver.cycles; ++c) m_.solver.smoothed ? sm_cycle(0, false) : vcycle_level(0);
     launch_update();
     EB_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    EB_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph, 0));
+    EB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     EB_CUDA_CHECK(cudaGraphDestroy(graph));
+    return exec;
   }
+
+  void check_smoothed(SmoothedArray a, int l) const {
+    if (!m_.solver.smoothed) throw InputError("hexmg: this variant has no smoothed hierarchy");
+    if (l < 0 || l >= m_.n_levels() || (l == 0 && (a == SmoothedArray::A || a == SmoothedArray::AP)))
+      throw std::invalid_argument("hexmg: the smoothed hierarchy has no such array on level " + std::to_string(l));
+  }
+  DeviceBuffer<T>& sm_buffer(SmoothedArray a, int l) {
+    SmLevel& d = sm_[size_t(l)];
+    switch (a) {
+      case SmoothedArray::A: return d.A;
+      case SmoothedArray::AP: return d.AP;
+      case SmoothedArray::b: return d.b;
+      case SmoothedArray::u: return d.u;
+      case SmoothedArray::r: return d.r;
+    }
+    throw std::logic_error("hexmg cuda: unknown smoothed array");
+  }
+
+  // --- the smoothed hierarchy (smoothed_hierarchy.h), the kernels of smoothed_cuda_kernels.cuh --------
+  struct SmLevel {
+    DeviceBuffer<int32_t> A_ptr, A_col, A_mirror, AP_ptr, AP_col, P_ptr, P_col, R_ptr, R_col, order;
+    DeviceBuffer<T> A, AP, P, R, b, u, r;
+    DeviceBuffer<uint8_t> dead;
+  };
+  const SmoothedPlan& plan() const { return *m_.smoothed; }
+
+  template <class U>
+  static void upload_nonempty(DeviceBuffer<U>& d, const std::vector<U>& h) {
+    if (!h.empty()) d.upload(h);
+  }
+  // Device bytes of the smoothed hierarchy's buffers (init_smoothed), for planned_bytes.
+  static size_t smoothed_bytes(const SmoothedPlan& p, size_t n0) {
+    const size_t w = sizeof(T), i32 = sizeof(int32_t);
+    size_t b = (p.A0.ptr.size() + 2 * p.A0.col.size()) * i32;  // level-0 pattern and value indices
+    b += 7 * 3 * n0 * w;                                       // outer PCG vectors
+    b += kSmDotBlocks * sizeof(double);
+    for (int l = 1; l < p.n_levels(); ++l) {
+      const SmoothedLevel& S = p.levels[size_t(l)];
+      b += (S.A.ptr.size() + 2 * S.A.col.size() + S.AP.ptr.size() + S.AP.col.size() + S.P.ptr.size() + S.P.col.size() +
+            S.R.ptr.size() + S.R.col.size() + S.colour_order.size()) * i32;
+      b += 9 * size_t(S.A.nnz() + S.AP.nnz() + S.P.nnz() + S.R.nnz()) * w + 3 * 3 * size_t(S.n) * w + S.dead.size();
+    }
+    const int last = p.n_levels() - 1;
+    if (last >= 1) b += 3 * 3 * size_t(p.levels[size_t(last)].n) * w;  // coarsest CG scratch
+    return b;
+  }
+  static constexpr int kSmDotBlocks = 240;
+
+  void init_smoothed() {
+    const SmoothedPlan& p = plan();
+    const size_t n0 = size_t(m_.levels[0].n_padded);
+    std::vector<int32_t> blk(p.A0_offset.size());
+    for (int32_t x = 0; x < p.A0.rows; ++x)
+      for (int32_t q = p.A0.ptr[size_t(x)]; q < p.A0.ptr[size_t(x) + 1]; ++q)
+        blk[size_t(q)] = x + 9 * p.A0_offset[size_t(q)] * int32_t(n0);  // SoA: A(x, 9 l + k) at x + (9 l + k) n
+    a0_ptr_.upload(p.A0.ptr);
+    upload_nonempty(a0_col_, p.A0.col);
+    upload_nonempty(a0_blk_, blk);
+    for (DeviceBuffer<T>* v : {&pcg_x_, &pcg_b_, &pcg_r_, &pcg_z_, &pcg_zold_, &pcg_p_, &pcg_q_}) {
+      v->resize(3 * n0, "hexmg smoothed PCG vector");
+      v->fill_zero();
+    }
+    dot_partial_.resize(kSmDotBlocks, "hexmg smoothed dot partial sums");
+    sm_.resize(size_t(p.n_levels()));
+    for (int l = 1; l < p.n_levels(); ++l) {
+      const SmoothedLevel& S = p.levels[size_t(l)];
+      SmLevel& d = sm_[size_t(l)];
+      d.A_ptr.upload(S.A.ptr);
+      upload_nonempty(d.A_col, S.A.col);
+      upload_nonempty(d.A_mirror, S.A_mirror);
+      d.AP_ptr.upload(S.AP.ptr);
+      upload_nonempty(d.AP_col, S.AP.col);
+      d.P_ptr.upload(S.P.ptr);
+      upload_nonempty(d.P_col, S.P.col);
+      d.R_ptr.upload(S.R.ptr);
+      upload_nonempty(d.R_col, S.R.col);
+      upload_nonempty(d.order, S.colour_order);
+      d.A.resize(9 * size_t(S.A.nnz()), "hexmg smoothed A");
+      d.AP.resize(9 * size_t(S.AP.nnz()), "hexmg smoothed AP");
+      upload_nonempty(d.P, std::vector<T>(S.P_val.begin(), S.P_val.end()));
+      upload_nonempty(d.R, std::vector<T>(S.R_val.begin(), S.R_val.end()));
+      for (DeviceBuffer<T>* v : {&d.b, &d.u, &d.r}) {
+        v->resize(3 * size_t(S.n), "hexmg smoothed vector");
+        v->fill_zero();
+      }
+      d.dead.upload(S.dead);
+    }
+    const int last = p.n_levels() - 1;
+    if (last >= 1)
+      for (DeviceBuffer<T>* v : {&cg_r_, &cg_p_, &cg_q_}) v->resize(3 * size_t(p.levels[size_t(last)].n), "hexmg smoothed coarsest CG");
+  }
+
+  static BlockRows<const T> rows_c(const BlockPattern& p, const DeviceBuffer<int32_t>& ptr, const DeviceBuffer<int32_t>& col,
+                                   const DeviceBuffer<T>& v) {
+    return {p.rows, ptr.data(), col.data(), nullptr, {v.data(), 9, 1}};
+  }
+  static BlockRows<T> rows_m(const BlockPattern& p, const DeviceBuffer<int32_t>& ptr, const DeviceBuffer<int32_t>& col,
+                             DeviceBuffer<T>& v) {
+    return {p.rows, ptr.data(), col.data(), nullptr, {v.data(), 9, 1}};
+  }
+  BlockRows<const T> sm_A(int l) const {
+    if (l == 0) {
+      const int64_t n0 = m_.levels[0].n_padded;
+      return {plan().A0.rows, a0_ptr_.data(), a0_col_.data(), a0_blk_.data(), {level_buffers_[0].A.data(), 1, n0}};
+    }
+    const SmLevel& d = sm_[size_t(l)];
+    return rows_c(plan().levels[size_t(l)].A, d.A_ptr, d.A_col, d.A);
+  }
+  // b, u or r of level l (level 0: the simulation level's, structure of arrays).
+  Strided<T> sm_vec(int l, char which) {
+    if (l == 0) {
+      LevelBuffers& d = level_buffers_[0];
+      return {(which == 'b' ? d.b : which == 'u' ? d.u : d.r).data(), 1, int64_t(m_.levels[0].n_padded)};
+    }
+    SmLevel& d = sm_[size_t(l)];
+    return {(which == 'b' ? d.b : which == 'u' ? d.u : d.r).data(), 3, 1};
+  }
+  static Strided<const T> cview(const Strided<T>& v) { return {v.p, v.vs, v.cs}; }
+  static unsigned grid_for(int64_t n) { return unsigned(std::max<int64_t>(1, (n + kThreadsPerBlock - 1) / kThreadsPerBlock)); }
+
+  void sm_galerkin(int l) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmLevel& d = sm_[size_t(l)];
+    k_sm_spgemm<T><<<grid_for(S.AP.rows), kThreadsPerBlock, 0, stream_>>>(sm_A(l - 1), rows_c(S.P, d.P_ptr, d.P_col, d.P),
+                                                                          rows_m(S.AP, d.AP_ptr, d.AP_col, d.AP), false);
+    k_sm_spgemm<T><<<grid_for(S.A.rows), kThreadsPerBlock, 0, stream_>>>(rows_c(S.R, d.R_ptr, d.R_col, d.R),
+                                                                         rows_c(S.AP, d.AP_ptr, d.AP_col, d.AP),
+                                                                         rows_m(S.A, d.A_ptr, d.A_col, d.A), true);
+    k_sm_mirror<T><<<grid_for(S.A.rows), kThreadsPerBlock, 0, stream_>>>(d.A_mirror.data(), rows_m(S.A, d.A_ptr, d.A_col, d.A));
+    EB_CUDA_CHECK(cudaGetLastError());
+  }
+  void sm_sweep(int l, bool backward) {
+    if (l == 0) {
+      for (int c = 0; c < 8; ++c) launch_gs_colour(0, backward ? 7 - c : c);
+      return;
+    }
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmLevel& d = sm_[size_t(l)];
+    const int nc = S.colours();
+    for (int k = 0; k < nc; ++k) {
+      const int c = backward ? nc - 1 - k : k;
+      const int32_t b = S.colour_begin[size_t(c)], count = S.colour_begin[size_t(c) + 1] - b;
+      k_sm_gs<T><<<grid_for(count), kThreadsPerBlock, 0, stream_>>>(sm_A(l), d.dead.data(), d.order.data() + b, count,
+                                                                    cview(sm_vec(l, 'b')), sm_vec(l, 'u'));
+    }
+    EB_CUDA_CHECK(cudaGetLastError());
+  }
+  void sm_residual(int l) {
+    if (l == 0) {
+      launch_residual(0, nullptr);
+      return;
+    }
+    k_sm_residual<T><<<grid_for(plan().levels[size_t(l)].n), kThreadsPerBlock, 0, stream_>>>(
+        sm_A(l), cview(sm_vec(l, 'b')), cview(sm_vec(l, 'u')), sm_vec(l, 'r'));
+    EB_CUDA_CHECK(cudaGetLastError());
+  }
+  void sm_restrict(int l) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmLevel& d = sm_[size_t(l)];
+    k_sm_gather<T><<<grid_for(S.R.rows), kThreadsPerBlock, 0, stream_>>>(
+        rows_c(S.R, d.R_ptr, d.R_col, d.R), cview(sm_vec(l - 1, 'r')), sm_vec(l, 'b'), false, sm_vec(l, 'u'));
+    EB_CUDA_CHECK(cudaGetLastError());
+  }
+  void sm_prolong(int l) {
+    const SmoothedLevel& S = plan().levels[size_t(l)];
+    SmLevel& d = sm_[size_t(l)];
+    k_sm_gather<T><<<grid_for(S.P.rows), kThreadsPerBlock, 0, stream_>>>(
+        rows_c(S.P, d.P_ptr, d.P_col, d.P), cview(sm_vec(l, 'u')), sm_vec(l - 1, 'u'), true, Strided<T>{});
+    EB_CUDA_CHECK(cudaGetLastError());
+  }
+  void sm_coarse_solve(int l) {
+    SmLevel& d = sm_[size_t(l)];
+    Flags* f = flags_.data();
+    k_sm_coarse_cg<T><<<1, kSmCoarseThreads, 0, stream_>>>(sm_A(l), d.dead.data(), d.b.data(), d.u.data(), cg_r_.data(),
+                                                           cg_p_.data(), cg_q_.data(), m_.solver.coarse_tolerance,
+                                                           m_.solver.coarse_max_iterations, &f->coarse_iterations,
+                                                           &f->coarse_solves);
+    EB_CUDA_CHECK(cudaGetLastError());
+  }
+  void sm_cycle(int l, bool symmetric) {
+    const int last = m_.n_levels() - 1;
+    if (l == last) {
+      l == 0 ? launch_coarse_cg() : sm_coarse_solve(l);
+      return;
+    }
+    for (int i = 0; i < m_.solver.pre_smooth; ++i) sm_sweep(l, false);
+    sm_residual(l);
+    sm_restrict(l + 1);
+    sm_cycle(l + 1, symmetric);
+    sm_prolong(l + 1);
+    for (int i = 0; i < m_.solver.post_smooth; ++i) sm_sweep(l, symmetric);
+  }
+
+  // Dot product: per-block partial sums on the device, added on the host in block order.
+  double sm_dot(const DeviceBuffer<T>& a, const DeviceBuffer<T>& c) {
+    k_sm_dot<T><<<kSmDotBlocks, kSmReduceThreads, 0, stream_>>>(a.data(), c.data(), int64_t(a.size()), dot_partial_.data());
+    double h[kSmDotBlocks];
+    EB_CUDA_CHECK(cudaMemcpyAsync(h, dot_partial_.data(), sizeof(h), cudaMemcpyDeviceToHost, stream_));
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    double s = 0;
+    for (double v : h) s += v;
+    return s;
+  }
+  void sm_copy(DeviceBuffer<T>& dst, const DeviceBuffer<T>& src) {
+    EB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.size() * sizeof(T), cudaMemcpyDeviceToDevice, stream_));
+  }
+  void sm_axpy(T a, const DeviceBuffer<T>& x, DeviceBuffer<T>& y, bool xpay = false) {
+    k_sm_axpy<T><<<grid_for(int64_t(y.size())), kThreadsPerBlock, 0, stream_>>>(a, x.data(), y.data(), int64_t(y.size()), xpay);
+  }
+  void sm_apply0(DeviceBuffer<T>& v, DeviceBuffer<T>& out) {
+    const int64_t n0 = m_.levels[0].n_padded;
+    k_sm_stencil_apply<T><<<grid_for(n0), kThreadsPerBlock, 0, stream_>>>(views_[0], Strided<T>{v.data(), 1, n0},
+                                                                         Strided<T>{out.data(), 1, n0});
+  }
+  void sm_precondition(const DeviceBuffer<T>& r, DeviceBuffer<T>& z) {
+    LevelBuffers& L0 = level_buffers_[0];
+    sm_copy(L0.b, r);
+    EB_CUDA_CHECK(cudaMemsetAsync(L0.u.data(), 0, L0.u.size() * sizeof(T), stream_));
+    sm_cycle(0, true);
+    sm_copy(z, L0.u);
+  }
+  // The CPU backend's sm_pcg (flexible CG preconditioned by the symmetric V-cycle), step for step.
+  void sm_pcg(int iterations, double rel_tolerance) {
+    LevelBuffers& L0 = level_buffers_[0];
+    sm_copy(pcg_x_, L0.u);
+    sm_copy(pcg_b_, L0.b);
+    sm_apply0(pcg_x_, pcg_q_);
+    sm_copy(pcg_r_, pcg_b_);
+    sm_axpy(T(-1), pcg_q_, pcg_r_);
+    double rn = std::sqrt(sm_dot(pcg_r_, pcg_r_));
+    const double r0 = rn;
+    int k = 0;
+    if (r0 > 0) {
+      sm_precondition(pcg_r_, pcg_z_);
+      sm_copy(pcg_p_, pcg_z_);
+      double rz = sm_dot(pcg_r_, pcg_z_);
+      while (k < iterations && rn > rel_tolerance * r0 && rz > 0 && std::isfinite(rz)) {
+        sm_apply0(pcg_p_, pcg_q_);
+        const double pq = sm_dot(pcg_p_, pcg_q_);
+        if (!(pq > 0)) break;
+        const T a = T(rz / pq);
+        sm_axpy(a, pcg_p_, pcg_x_);
+        sm_axpy(-a, pcg_q_, pcg_r_);
+        ++k;
+        rn = std::sqrt(sm_dot(pcg_r_, pcg_r_));
+        if (!(rn > rel_tolerance * r0)) break;
+        std::swap(pcg_z_, pcg_zold_);
+        sm_precondition(pcg_r_, pcg_z_);
+        const double rz_new = sm_dot(pcg_r_, pcg_z_);
+        const T beta = T((rz_new - sm_dot(pcg_r_, pcg_zold_)) / rz);
+        sm_axpy(beta, pcg_z_, pcg_p_, true);
+        rz = rz_new;
+      }
+    }
+    sm_copy(L0.b, pcg_b_);
+    sm_copy(L0.u, pcg_x_);
+    EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    record_tolerance_solve(k, r0, rn, rel_tolerance);
+  }
+
+  std::vector<SmLevel> sm_;
+  DeviceBuffer<int32_t> a0_ptr_, a0_col_, a0_blk_;
+  DeviceBuffer<T> cg_r_, cg_p_, cg_q_;
+  DeviceBuffer<T> pcg_x_, pcg_b_, pcg_r_, pcg_z_, pcg_zold_, pcg_p_, pcg_q_;
+  DeviceBuffer<double> dot_partial_;
 
   cudaStream_t stream_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;
+  cudaGraphExec_t graph_exec_lagged_ = nullptr;  // the step without the Galerkin kernels (galerkin_every > 1)
   cuda::EventTimer timer_;
   std::vector<LevelBuffers> level_buffers_;
   std::vector<LevelView<T>> views_;
@@ -753,7 +1080,9 @@ class HexmgCuda final : public HexmgSimulation {
   int coarse_global_slots_ = 0;
   size_t coarse_smem_bytes_ = 0;
   // hexmg.programmatic_dependent_launch and hexmg.lattice_order (see launch() and order_of()).
-  bool programmatic_launch_ = m_.solver.programmatic_dependent_launch;
+  // The smoothed hierarchy's kernels are launched plainly (no pre-wait rule of theirs), so the
+  // paper's kernels around them are too.
+  bool programmatic_launch_ = m_.solver.programmatic_dependent_launch && !m_.solver.smoothed;
   bool lattice_order_ = m_.solver.lattice_order;
   FineView<T> fine_;
   int64_t batch_first_step_ = 1;

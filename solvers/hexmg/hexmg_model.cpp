@@ -10,6 +10,7 @@
 #include "meshes/mesh_spec.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/method_options.h"
+#include "solvers/hexmg/smoothed_hierarchy.h"
 
 namespace eb::hexmg {
 namespace {
@@ -82,13 +83,21 @@ std::string SolverChoice::describe() const {
   std::ostringstream s;
   if (jacobi_pcg) {
     s << "Jacobi-preconditioned CG to relative residual " << tolerance << " (max " << max_iterations << ")";
+  } else if (mg_pcg) {
+    s << "CG preconditioned by the symmetric smoothed-hierarchy V-cycle to relative residual " << tolerance << " (max "
+      << max_iterations << "), " << pre_smooth << " forward / " << post_smooth
+      << " backward Gauss-Seidel sweeps, coarsest CG to " << coarse_tolerance;
   } else {
+    if (smoothed) s << "smoothed hierarchy: ";
     if (tolerance_mode)
       s << "V-cycles to relative residual " << tolerance << " (max " << max_iterations << ")";
     else
       s << cycles << " V-cycles per step";
     s << ", " << pre_smooth << " pre / " << post_smooth << " post 8-colour Gauss-Seidel, coarsest CG to " << coarse_tolerance;
   }
+  if (smoothed)
+    s << (galerkin_every == 1 ? ", Galerkin coarse operators every step"
+                              : ", Galerkin coarse operators every " + std::to_string(galerkin_every) + " steps");
   s << (linear ? ", linear elasticity (no co-rotation)" : ", co-rotated");
   return s.str();
 }
@@ -101,6 +110,7 @@ void validate_hexmg_options(const HexmgOptions& o) {
   if (o.max_iterations < 1) throw InputError("scenario key 'hexmg.max_iterations' must be >= 1");
   if (o.coarse_shared_slots < -1)
     throw InputError("scenario key 'hexmg.coarse_shared_slots' must be >= 0, or -1 for as many as fit");
+  if (o.galerkin_every < 1) throw InputError("scenario key 'hexmg.galerkin_every' must be >= 1");
 }
 
 const std::vector<HexmgVariant>& hexmg_variants() {
@@ -115,6 +125,17 @@ const std::vector<HexmgVariant>& hexmg_variants() {
         "programmatic_dependent_launch", "lattice_order", "coarse_shared_slots"}},
       {"jacobi-pcg", "Jacobi-preconditioned CG to hexmg.tolerance instead of multigrid (Fig. 11's comparison; CPU only)",
        false, true, false, {"tolerance", "max_iterations", "corotated"}},
+      // The smoothed hierarchy (smoothed_hierarchy.h): the paper's level-0 smoother, smoothed
+      // prolongations and exact Galerkin coarse operators recomputed every step.
+      {"smoothed-vcycle", "hexmg.cycles V-cycles per step on the smoothed-prolongation hierarchy (Galerkin P^T A P)",
+       false, false, true, {"cycles", "pre_smooth", "post_smooth", "corotated", "galerkin_every"}, true, false},
+      {"smoothed-tolerance",
+       "smoothed-hierarchy V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true,
+       false, true, {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated", "galerkin_every"}, true, false},
+      {"smoothed-pcg",
+       "CG preconditioned by the symmetric smoothed-hierarchy V-cycle (hexmg.pre_smooth sweeps before and after) "
+       "to hexmg.tolerance",
+       true, false, true, {"pre_smooth", "tolerance", "max_iterations", "corotated", "galerkin_every"}, true, true},
   };
   return variants;
 }
@@ -133,12 +154,16 @@ SolverChoice parse_solver(const Scenario& sc) {
   c.programmatic_dependent_launch = o.programmatic_dependent_launch;
   c.lattice_order = o.lattice_order;
   c.coarse_shared_slots = o.coarse_shared_slots;
+  c.galerkin_every = o.galerkin_every;
   const std::string& name = sc.solver.variant.empty() ? hexmg_variants().front().name : sc.solver.variant;
   std::string names;
   for (const auto& v : hexmg_variants()) {
     if (v.name == name) {
       c.tolerance_mode = v.tolerance_mode;
       c.jacobi_pcg = v.jacobi_pcg;
+      c.smoothed = v.smoothed;
+      c.mg_pcg = v.mg_pcg;
+      if (c.mg_pcg) c.post_smooth = c.pre_smooth;  // the symmetric cycle
       return c;
     }
     names += (names.empty() ? "" : ", ") + v.name;
@@ -402,6 +427,11 @@ Model build_model(const Scenario& sc, const RunOptions& opts) {
   m.dt = sc.time.dt > 0 ? sc.time.dt : 0.01;
   m.alpha = sc.time.damping;
   if (m.alpha < 0) throw InputError("hexmg: time.damping must be >= 0");
+  // The smoothed hierarchy's prolongations and patterns, once per model: both backends and the
+  // CUDA memory estimate read them.
+  if (m.solver.smoothed)
+    m.smoothed = std::make_shared<const SmoothedPlan>(
+        build_smoothed_plan(m, rest_level0_system(m, opts.threads > 0 ? opts.threads : 1)));
   return m;
 }
 
@@ -409,6 +439,12 @@ nlohmann::json model_details(const Model& m) {
   nlohmann::json levels = nlohmann::json::array();
   for (const auto& L : m.levels)
     levels.push_back({{"vertices", L.n_real}, {"padded_vertices", L.n_padded}, {"cells", L.cells}});
+  // The smoothed hierarchy's Galerkin products per level (block products of A P and R (A P)).
+  nlohmann::json galerkin = nlohmann::json::array();
+  for (int l = 1; m.smoothed && l < m.smoothed->n_levels(); ++l) {
+    const SmoothedPlan::GalerkinWork g = m.smoothed->galerkin_work(l);
+    galerkin.push_back({{"level", l}, {"ap_block_products", g.ap}, {"rap_block_products", g.rap}});
+  }
   double emin = INFINITY, emax = 0;
   for (double e : m.youngs) {
     emin = std::min(emin, e);
@@ -425,12 +461,16 @@ nlohmann::json model_details(const Model& m) {
           {"coarse_cg_max_iterations", m.solver.coarse_max_iterations},
           {"tolerance_mode", m.solver.tolerance_mode},
           {"jacobi_pcg", m.solver.jacobi_pcg},
+          {"smoothed_hierarchy", m.solver.smoothed},
+          {"mg_pcg", m.solver.mg_pcg},
           {"corotated", !m.solver.linear},
           {"profile", m.solver.profile},
           {"gs_thread_per_vertex", m.solver.gs_thread_per_vertex},
           {"programmatic_dependent_launch", m.solver.programmatic_dependent_launch},
           {"lattice_order", m.solver.lattice_order},
           {"coarse_shared_slots", m.solver.coarse_shared_slots},
+          {"galerkin_every", m.solver.galerkin_every},
+          {"galerkin_work", galerkin},
           {"poisson_ratio", m.poisson},
           {"youngs_min", emin},
           {"youngs_max", emax},

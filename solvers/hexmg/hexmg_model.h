@@ -8,6 +8,7 @@
 // Index arrays are stored array-of-structures here; the CUDA backend transposes them.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "solvers/common/simulation.h"
 
 namespace eb::hexmg {
+
+struct SmoothedPlan;  // smoothed_hierarchy.h
 
 constexpr int kColourAlign = 32;            // each colour subset starts at a multiple of 32
 constexpr int kCoarsestMaxVertices = 512;   // the hierarchy stops below this (Sec. 4.2.7)
@@ -54,6 +57,9 @@ struct HexmgOptions {
   // memory, the rest read from a global copy (-1: as many as fit). Fewer reach the global path,
   // which otherwise only fp64 at the largest bunny sizes takes, at small sizes (its tests).
   int coarse_shared_slots = -1;
+  // smoothed-*: the Galerkin coarse operators are recomputed every this many steps (step 0 always);
+  // the steps between cycle with the last ones and the current fine operator (smoothed_hierarchy.h).
+  int galerkin_every = 1;
 };
 template <class V> void visit(V& v, HexmgOptions& o) {
   v("cycles", o.cycles);
@@ -67,6 +73,7 @@ template <class V> void visit(V& v, HexmgOptions& o) {
   v("programmatic_dependent_launch", o.programmatic_dependent_launch);
   v("lattice_order", o.lattice_order);
   v("coarse_shared_slots", o.coarse_shared_slots);
+  v("galerkin_every", o.galerkin_every);
 }
 void validate_hexmg_options(const HexmgOptions& o);  // InputError naming the hexmg.KEY
 
@@ -78,6 +85,9 @@ struct HexmgVariant {
   // The keys of the [hexmg] section that apply to the variant (VariantInfo::keys): the registry
   // refuses the others, naming the key (hexmg.cycles with jacobi-pcg, say).
   std::vector<std::string> keys;
+  // The smoothed hierarchy (smoothed_hierarchy.h) instead of the paper's coarse grids; with
+  // mg_pcg, CG preconditioned by its symmetric V-cycle.
+  bool smoothed = false, mg_pcg = false;
 };
 const std::vector<HexmgVariant>& hexmg_variants();  // the first is the default
 
@@ -85,6 +95,8 @@ const std::vector<HexmgVariant>& hexmg_variants();  // the first is the default
 struct SolverChoice {
   bool tolerance_mode = false;  // "tolerance": V-cycles until |r| <= tolerance |r0| (max_iterations)
   bool jacobi_pcg = false;      // "jacobi-pcg": Jacobi-preconditioned CG instead of multigrid (CPU, Fig. 11)
+  bool smoothed = false;        // smoothed-*: the smoothed hierarchy (smoothed_hierarchy.h)
+  bool mg_pcg = false;          // smoothed-pcg: CG preconditioned by the symmetric smoothed V-cycle
   bool linear = false;          // hexmg.corotated = false: no co-rotation (R = I), plain linear elasticity
   bool gs_thread_per_vertex = false;  // hexmg.gs_thread_per_vertex: CUDA Gauss-Seidel with one thread
                                       // per vertex (alternative to the paper's 13 threads per vertex)
@@ -93,6 +105,7 @@ struct SolverChoice {
   bool programmatic_dependent_launch = true;  // hexmg.programmatic_dependent_launch (CUDA)
   bool lattice_order = true;                  // hexmg.lattice_order (CUDA)
   int coarse_shared_slots = -1;               // hexmg.coarse_shared_slots (CUDA coarsest CG)
+  int galerkin_every = 1;                     // hexmg.galerkin_every (smoothed-*)
   int cycles = 2;
   int pre_smooth = 2, post_smooth = 1;
   double tolerance = 1e-6;
@@ -141,6 +154,8 @@ struct Model {
 
   double dt = 0, alpha = 0;
   SolverChoice solver;
+  // The smoothed hierarchy (solver.smoothed; built by build_model from the rest state).
+  std::shared_ptr<const SmoothedPlan> smoothed;
 
   int64_t n_elems() const { return int64_t(ev.size()); }
   int n_levels() const { return int(levels.size()); }

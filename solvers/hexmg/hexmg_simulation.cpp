@@ -6,6 +6,7 @@
 
 #include "assembly/hexmg/hex_element.h"
 #include "meshes/errors.h"
+#include "solvers/hexmg/smoothed_hierarchy.h"
 
 namespace eb::hexmg {
 namespace {
@@ -21,6 +22,52 @@ int galerkin_targets(int k, int l) {
     n *= c;
   }
   return n;
+}
+
+// The smoothed hierarchy's coarse levels (smoothed_hierarchy.h), added to the kernels they
+// replace: per block entry a 3x3 block (9 values + a column index) and its 3-vector, 18 flops;
+// the Galerkin products 54 flops per block contribution, each reading a block and updating one.
+void add_smoothed_work(const SmoothedPlan& p, double per_galerkin, int s, double cycles, double coarse_iterations, double sweeps,
+                       KernelWork& gal, KernelWork& gs, KernelWork& res, KernelWork& rst, KernelWork& itp,
+                       KernelWork& cg) {
+  const double blk = 9.0 * s + 4, vec = 3.0 * s;
+  const int nl = p.n_levels();
+  for (int l = 1; l < nl; ++l) {
+    const SmoothedLevel& S = p.levels[size_t(l)];
+    const BlockPattern& Af = l == 1 ? p.A0 : p.levels[size_t(l - 1)].A;
+    // per step: the products run on every galerkin_every-th step
+    const SmoothedPlan::GalerkinWork g = p.galerkin_work(l);
+    const double c_ap = g.ap * per_galerkin, c_rap = g.rap * per_galerkin;
+    gal.flops += 54 * (c_ap + c_rap);
+    gal.bytes += (c_ap + c_rap) * (blk + 9.0 * s) + per_galerkin * double(Af.nnz() + S.R.nnz()) * blk;
+    gal.compulsory_bytes += per_galerkin * double(Af.nnz() + S.P.nnz() + S.R.nnz() + 2 * S.AP.nnz() + S.A.nnz()) * blk;
+    gal.launches += 2 * per_galerkin;
+    const double a = double(S.A.nnz()), n = double(S.n);
+    rst.flops += cycles * 18 * double(S.R.nnz());
+    rst.bytes += cycles * (double(S.R.nnz()) * (blk + vec) + n * 2 * vec);
+    rst.compulsory_bytes += cycles * (double(S.R.nnz()) * blk + n * 2 * vec);
+    rst.launches += cycles;
+    itp.flops += cycles * 18 * double(S.P.nnz());
+    itp.bytes += cycles * (double(S.P.nnz()) * (blk + vec) + 2.0 * S.P.rows * vec);
+    itp.compulsory_bytes += cycles * (double(S.P.nnz()) * blk + 2.0 * S.P.rows * vec);
+    itp.launches += cycles;
+    if (l + 1 < nl) {
+      gs.flops += cycles * sweeps * (18 * a + 55 * n);
+      gs.bytes += cycles * sweeps * (a * (blk + vec) + n * 2 * vec);
+      gs.compulsory_bytes += cycles * sweeps * (a * blk + n * 2 * vec);
+      gs.launches += cycles * sweeps * S.colours();
+      res.flops += cycles * 18 * a;
+      res.bytes += cycles * (a * (blk + vec) + n * 2 * vec);
+      res.compulsory_bytes += cycles * (a * blk + n * 3 * vec);
+      res.launches += cycles;
+    } else {
+      const double iters = coarse_iterations + 1;
+      cg.flops += cycles * iters * (18 * a + 30 * n);
+      cg.bytes += cycles * iters * (a * (blk + vec) + n * 10 * vec);
+      cg.compulsory_bytes += cycles * (a * blk + n * 4 * vec);
+      cg.launches += cycles;
+    }
+  }
 }
 
 }  // namespace
@@ -67,7 +114,7 @@ std::vector<KernelWork> work_breakdown(const Model& m, int s, double cycles, dou
                  V[0] * per_vertex_bytes + ne * 10.0 * s, 1.0});
   }
   KernelWork gal{"coarse_assembly", 0, 0, 0, double(nl - 1)};
-  for (int l = 1; l < nl; ++l) {
+  for (int l = 1; l < nl && !m.smoothed; ++l) {
     gal.flops += GF[l];
     gal.bytes += V[l] * (27 * ix + 243.0 * s + 1) + CH[l] * (243.0 * s + 1);
     gal.compulsory_bytes += V[l] * (27 * ix + 243.0 * s + 1) + V[l - 1] * (243.0 * s + 1);
@@ -76,7 +123,8 @@ std::vector<KernelWork> work_breakdown(const Model& m, int s, double cycles, dou
   const double sweeps = m.solver.pre_smooth + m.solver.post_smooth;
   KernelWork gs{"gauss_seidel", 0, 0, 0, 0}, res{"residual", 0, 0, 0, 0}, rst{"restriction", 0, 0, 0, 0},
       itp{"interpolation", 0, 0, 0, 0}, cg{"coarse_cg", 0, 0, 0, 0};
-  for (int l = 0; l + 1 < nl; ++l) {
+  // The smoothed hierarchy keeps the paper's smoothing and residual on level 0 only.
+  for (int l = 0; l + 1 < (m.smoothed ? std::min(nl, 2) : nl); ++l) {
     const double offd = NB[l] - V[l];
     gs.flops += cycles * sweeps * (18 * offd + 55 * V[l]);
     gs.bytes += cycles * sweeps * (V[l] * (27 * ix + 6.0 * s) + NB[l] * 9.0 * s + offd * 3.0 * s);
@@ -86,6 +134,7 @@ std::vector<KernelWork> work_breakdown(const Model& m, int s, double cycles, dou
     res.bytes += cycles * (V[l] * (27 * ix + 6.0 * s) + NB[l] * 12.0 * s);
     res.compulsory_bytes += cycles * (V[l] * (27 * ix + 9.0 * s) + NB[l] * 9.0 * s);
     res.launches += cycles;
+    if (m.smoothed) continue;
     rst.flops += cycles * 6 * CH[l + 1];
     rst.bytes += cycles * (V[l + 1] * (27 * ix + 6.0 * s) + CH[l + 1] * 3.0 * s);
     rst.compulsory_bytes += cycles * (V[l + 1] * (27 * ix + 6.0 * s) + V[l] * 3.0 * s);
@@ -95,7 +144,18 @@ std::vector<KernelWork> work_breakdown(const Model& m, int s, double cycles, dou
     itp.compulsory_bytes += cycles * (V[l] * (8 * ix + 6.0 * s + 1) + V[l + 1] * 3.0 * s);
     itp.launches += cycles;
   }
-  {
+  if (m.smoothed) {
+    gal.launches = 0;
+    add_smoothed_work(*m.smoothed, 1.0 / m.solver.galerkin_every, s, cycles, coarse_iterations, sweeps, gal, gs, res, rst, itp, cg);
+    for (KernelWork& k : w)
+      if (k.kernel == gal.kernel) k = gal;  // pushed above, before the smoothing counts
+    if (m.solver.mg_pcg) {  // per CG iteration one level-0 product and about 7 vector passes
+      res.flops += cycles * (18 * NB[0] + 14 * 3 * V[0]);
+      res.bytes += cycles * (V[0] * (27 * ix + 21.0 * s) + NB[0] * 12.0 * s);
+      res.compulsory_bytes += cycles * (V[0] * (27 * ix + 21.0 * s) + NB[0] * 9.0 * s);
+      res.launches += cycles * 8;
+    }
+  } else {
     const int l = nl - 1;
     const double iters = coarse_iterations + 1;  // + the initial residual
     cg.flops = cycles * iters * (18 * NB[l] + 30 * V[l]);
@@ -349,6 +409,16 @@ void HexmgSimulation::cell_fields(std::vector<mesh::Field>& out) {
   out.push_back({mesh::field::kEnergyDensity, 1, std::move(energy)});
   out.push_back({mesh::field::kRotationAngle, 1, std::move(angle)});
   out.push_back({mesh::field::kMaterialId, 1, std::move(mat)});
+}
+
+std::vector<double> HexmgSimulation::smoothed_array(SmoothedArray, int) {
+  throw InputError("hexmg: this variant or backend has no smoothed hierarchy");
+}
+void HexmgSimulation::set_smoothed_array(SmoothedArray, int, const std::vector<double>&) {
+  throw InputError("hexmg: this variant or backend has no smoothed hierarchy");
+}
+void HexmgSimulation::run_smoothed_phase(SmoothedPhaseKind, int) {
+  throw InputError("hexmg: this variant or backend has no smoothed hierarchy");
 }
 
 ConvergenceTrace HexmgSimulation::jacobi_pcg(int, double, double) {

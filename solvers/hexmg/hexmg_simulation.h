@@ -2,6 +2,7 @@
 // The backend-independent part of a hexmg simulation: the model, output views, work counts,
 // solver statistics and output fields. The OpenMP (hexmg_cpu.cpp) and CUDA (hexmg_cuda.cu)
 // backends derive from it.
+#include <cmath>
 #include <limits>
 #include <cstddef>
 #include <memory>
@@ -13,6 +14,8 @@
 #include "solvers/hexmg/hexmg_model.h"
 
 namespace eb::hexmg {
+
+struct SmoothedPlan;  // smoothed_hierarchy.h
 
 // det F of element e's average deformation gradient: the volume ratio whose minimum validity()
 // reports. element_rotation computes the same F but returns only its status, and the formula
@@ -152,6 +155,28 @@ class HexmgSimulation : public MeshSimulation {
   // Entries of an array (padding included).
   size_t array_size(PhaseArray a, int level) const;
 
+  // The smoothed hierarchy of the smoothed-* variants (smoothed_hierarchy.h), phase by phase for
+  // the tests (CPU functions against CUDA kernels): its plan (null for the other variants); its
+  // arrays, backend-neutral (A and AP: 9 per entry of the plan's pattern of level l >= 1, row-
+  // major blocks; b, u, r: 3 per slot of level l, level 0 the simulation level's); its phases.
+  // InputError for a variant without the hierarchy; std::invalid_argument for a level or size that
+  // does not exist.
+  enum class SmoothedArray { A, AP, b, u, r };
+  enum class SmoothedPhaseKind {
+    Galerkin,       // A_l = R_l A_{l-1} P_l, l >= 1 (AP_l too)
+    Sweep,          // one Gauss-Seidel sweep on level l (level 0: the 8 colours; coarse: the greedy colours)
+    SweepBackward,  // the same, colours in reverse
+    Residual,       // r = b - A u on level l
+    Restrict,       // b_l = R_l r_{l-1}, u_l = 0 (l >= 1)
+    Prolong,        // u_{l-1} += P_l u_l (l >= 1)
+    CoarseSolve,    // Jacobi-PCG on the coarsest level (l = last)
+    Cycle,          // one V-cycle from level 0's b and u (symmetric for smoothed-pcg)
+  };
+  virtual const SmoothedPlan* smoothed_plan() const { return nullptr; }
+  virtual std::vector<double> smoothed_array(SmoothedArray a, int level);
+  virtual void set_smoothed_array(SmoothedArray a, int level, const std::vector<double>& values);
+  virtual void run_smoothed_phase(SmoothedPhaseKind k, int level);
+
  protected:
   // Per-slot (3 per slot) displacement and velocity to per-node output arrays.
   void slots_to_nodes(const std::vector<double>& su, const std::vector<double>& sv, std::vector<double>& u,
@@ -206,6 +231,16 @@ class HexmgSimulation : public MeshSimulation {
     last_converged_ = converged;
     if (!converged && solver_failures_++ == 0) first_solver_failure_step_ = step_ + 1;
   }
+  // A solve to a relative tolerance took `iterations` from |r| = r0 to r.
+  void record_tolerance_solve(int iterations, double r0, double r, double tolerance) {
+    cycles_sum_ += iterations;
+    ++solves_;
+    last_iterations_ = iterations;
+    have_trace_residuals_ = true;
+    trace_initial_ = r0;
+    trace_final_ = r;
+    record_solve(std::isfinite(r) && r <= tolerance * r0);
+  }
   // The element checks of the state of step `state_step` (ValidityCounts::add), into `counts`.
   // A run counts one non-finite state: advance() stops at the first (diverged()), and a later
   // check of the same diverged run finds nothing new.
@@ -217,6 +252,11 @@ class HexmgSimulation : public MeshSimulation {
   // A non-finite F has been met: the state has diverged, and advance() takes no further steps
   // (the runner stops on validity().nonfinite_steps and keeps the run's files).
   bool diverged() const { return element_counts_.nonfinite_steps > 0; }
+  // smoothed-*: whether the step after state `step` recomputes the Galerkin coarse operators:
+  // every hexmg.galerkin_every steps from step 0, and always when none were computed yet (a run
+  // that starts later). Both backends ask this one function, so they refresh on the same steps.
+  bool galerkin_due(int64_t step) const { return !have_galerkin_ || step % m_.solver.galerkin_every == 0; }
+  bool have_galerkin_ = false;
 
   Model m_;
   Backend backend_;

@@ -15,6 +15,7 @@
 #include "meshes/vtk_io.h"
 #include "solvers/hexmg/algebraic_hierarchy.h"
 #include "tests/hexmg/hexmg_test_util.h"
+#include "tests/hexmg/shape_scenario.h"
 
 namespace eb::hexmg::test {
 namespace {
@@ -44,20 +45,6 @@ System first_step(const Scenario& sc) {
   return s;
 }
 
-// A shape of experiments/dick2011/mg_shapes.h, loaded as run_shapes loads it.
-Scenario shape_scenario(const std::string& name) {
-  dick2011::register_bunny_scenario();
-  for (const auto& s : dick2011::mg_shapes(0.002)) {
-    if (s.name != name) continue;
-    const auto p = std::filesystem::temp_directory_path() / ("eb_test_algebraic_" + name + ".vtu");
-    const mesh::HexMesh m = mesh::voxel_to_hex(s.voxels);
-    std::vector<int32_t> conn;
-    for (const auto& e : m.elems) conn.insert(conn.end(), e.begin(), e.end());
-    mesh::write_vtu(p, m.nodes, mesh::CellType::Hexahedron, conn, {}, {});
-    return load_scenario(dick2011::kBunnyScenario, dick2011::mg_shape_overrides(p.string()));
-  }
-  throw std::logic_error("no shape " + name);
-}
 
 // As experiments/dick2011 runs it.
 AlgebraicOptions smoothed() {

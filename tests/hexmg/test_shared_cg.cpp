@@ -412,6 +412,24 @@ TEST(HexmgVariantKeys, LaunchKeysAreValidated) {
             std::string::npos);
 }
 
+// hexmg.galerkin_every: the smoothed variants take it, >= 1; the others refuse it.
+TEST(HexmgVariantKeys, GalerkinEveryIsValidated) {
+  for (const char* v : {"smoothed-vcycle", "smoothed-tolerance", "smoothed-pcg"}) {
+    const std::string variant = std::string("solver.variant=") + v;
+    EXPECT_EQ(resolve_error({variant, "hexmg.galerkin_every=4"}), "(no InputError)") << v;
+    for (const char* bad : {"hexmg.galerkin_every=0", "hexmg.galerkin_every=-3"}) {
+      const std::string e = resolve_error({variant, bad});
+      EXPECT_NE(e.find("'hexmg.galerkin_every' must be >= 1"), std::string::npos) << v << " " << bad << ": " << e;
+    }
+    const std::string e = resolve_error({variant, "hexmg.galerkin_every=2.5"});
+    EXPECT_NE(e.find("hexmg.galerkin_every"), std::string::npos) << e;
+  }
+  for (const char* v : {"vcycle", "tolerance", "jacobi-pcg"}) {
+    const std::string e = resolve_error({std::string("solver.variant=") + v, "hexmg.galerkin_every=4"});
+    EXPECT_NE(e.find("'hexmg.galerkin_every' does not apply to variant '" + std::string(v) + "'"), std::string::npos) << e;
+  }
+}
+
 // Every declared key is a key of the section, and every key of the section applies to some variant.
 TEST(HexmgVariantKeys, DeclaredKeysAreTheSectionsKeys) {
   const nlohmann::json section =
