@@ -126,7 +126,7 @@ const std::vector<HexmgVariant>& hexmg_variants() {
       {"jacobi-pcg", "Jacobi-preconditioned CG to hexmg.tolerance instead of multigrid (Fig. 11's comparison; CPU only)",
        false, true, false, {"tolerance", "max_iterations", "corotated"}},
       // The smoothed hierarchy (smoothed_hierarchy.h): the paper's level-0 smoother, smoothed
-      // prolongations and exact Galerkin coarse operators recomputed every step.
+      // prolongations and exact Galerkin coarse operators recomputed every hexmg.galerkin_every steps.
       {"smoothed-vcycle", "hexmg.cycles V-cycles per step on the smoothed-prolongation hierarchy (Galerkin P^T A P)",
        false, false, true, {"cycles", "pre_smooth", "post_smooth", "corotated", "galerkin_every"}, true, false},
       {"smoothed-tolerance",
