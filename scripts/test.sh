@@ -21,10 +21,11 @@ trap 'rm -rf "$logs_dir"' EXIT
 # Without a usable GPU (CI) the `gpu` cases would only skip themselves, one process each; test
 # gpu_binaries_without_device runs each GPU binary once instead. With one, they run case by case
 # and that test is left out.
+# Label `manual` (whole real-mesh solves of minutes each) is left out of both runs: `ctest -L manual`.
 if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
-  device_labels='^nodevice$'
+  device_labels='^(nodevice|manual)$'
 else
-  device_labels='^gpu$'
+  device_labels='^(gpu|manual)$'
 fi
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "${JOBS:-$(nproc)}" -LE "$device_labels" \
   --repeat until-pass:2 ${CTEST_ARGS:-} 2>&1 | tee "$logs_dir/main.log" || status=$?
@@ -59,7 +60,7 @@ if [ "${EB_SANITIZE:-1}" != "0" ]; then
   # Also left out: label `analysis` (Python over committed files; the CLI only starts it) and
   # the voxel bunny at Verschoor's resolutions (a count check, 4 s here and 150 s sanitized; the
   # same code runs sanitized in the smaller VoxelMerged tests).
-  ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j "${JOBS:-$(nproc)}" -LE '^(gpu|long|analysis)$' \
+  ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j "${JOBS:-$(nproc)}" -LE '^(gpu|long|analysis|manual)$' \
     -E '^VoxelMerged\.BunnyCountsAtVerschoorResolutions$' --repeat until-pass:2 \
     ${CTEST_ARGS:-} 2>&1 | tee "$logs_dir/asan.log" || status=$?
   if compgen -G "$logs/*" > /dev/null; then

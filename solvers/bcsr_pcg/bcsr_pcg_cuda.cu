@@ -173,10 +173,14 @@ class BcsrPcgCuda final : public BcsrPcgSimulation {
 
   void set_static_cg(double tolerance, int max_iterations) override {
     if (tolerance == static_cg_.tolerance && max_iterations == static_cg_.max_iterations) return;
-    static_cg_.tolerance = tolerance;
-    static_cg_.max_iterations = max_iterations;
+    // The options are kept only once the solver is built: a refused rebuild (a non-positive
+    // diagonal) must not leave them describing a solver that does not exist.
+    linalg::CgOptions next = static_cg_;
+    next.tolerance = tolerance;
+    next.max_iterations = max_iterations;
     sync();
-    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, static_cg_);
+    cg_static_ = std::make_unique<linalg::CgSolver<T>>(*matrix_operator_, next);
+    static_cg_ = next;
   }
 
   double rhs_norm() override {

@@ -124,7 +124,17 @@ void BcsrPcgSimulation::solve_static(double load_factor) {
     return rhs_norm();
   };
   ops.solve = [&](double tolerance, int max_iterations) {
-    set_static_cg(tolerance, max_iterations);
+    // The consistent tangent of an inverted or unconstrained state may have a non-positive
+    // diagonal, which the Jacobi preconditioner refuses when the solver is rebuilt for a new
+    // forcing term (InputError naming the row): that is a failed Newton step of this state (the
+    // run becomes invalid, naming the step), not bad input.
+    try {
+      set_static_cg(tolerance, max_iterations);
+    } catch (const InputError&) {
+      linalg::CgResult failed;
+      failed.status = linalg::CgStatus::Breakdown;
+      return failed;
+    }
     set_array(PhaseArray::sol, std::vector<double>(n, 0.0));
     const linalg::CgResult cg = run_phase(Phase::Solve);
     ++solves_;

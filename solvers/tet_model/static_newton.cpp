@@ -74,6 +74,11 @@ SolverStats static_newton(const StaticNewtonOptions& o, const StaticNewtonOps& o
     st.final_residual = cg.final_residual();
     st.converged = cg.converged();
     ++st.outer_iterations;
+    // A tangent the CG cannot work with (not positive definite, non-finite) gives no direction.
+    if (cg.status == linalg::CgStatus::Breakdown || cg.status == linalg::CgStatus::NonFinite) {
+      st.outer_converged = false;
+      break;
+    }
     // Line search on the energy's slope along du, g(a) = -r(u + a du) . du (g(0) < 0 for a
     // descent direction): the residual's norm is no merit function here, since after a good
     // step it is often larger (stiff forces of the rotated elements against a small load). A step
