@@ -88,7 +88,8 @@ def save(fig, figures_dir, stem):
         fig.savefig(p, dpi=130, bbox_inches="tight")
         paths.append(p)
     plt.close(fig)
-    return paths[0]
+    # The report links figures relative to itself (figures/NAME.png), as the other sections do.
+    return "figures/" + os.path.basename(paths[0])
 
 
 # ---- figures ----------------------------------------------------------------------------------

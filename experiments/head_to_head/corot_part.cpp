@@ -226,8 +226,10 @@ const std::vector<std::string> kThroughputColumns = {
     "steps_per_s", "steps_per_s_min", "steps_per_s_max", "bytes_per_element_step", "bytes_convention",
     "flops_per_element_step", "setting"};
 
-void throughput_row(const ExperimentContext& ctx, const Scene& s, const VariantSpec& v, const Config& c, double target,
-                    CsvTable& t) {
+// Returns the median ms per step (and the elements built) of a valid row, else NaN.
+double throughput_row(const ExperimentContext& ctx, const Scene& s, const VariantSpec& v, const Config& c, double target,
+                      CsvTable& t, long* built_elements) {
+  double ms_per_step = std::numeric_limits<double>::quiet_NaN();
   const mesh::CellType cell = v.method == "hexmg" || v.method == "tled" ? mesh::CellType::Hexahedron : mesh::CellType::Tetra;
   const double res = resolution_for_elements(s, target, cell);
   std::vector<std::string> row = {s.name};
@@ -256,6 +258,8 @@ void throughput_row(const ExperimentContext& ctx, const Scene& s, const VariantS
     const BatchTimes bt = summarize(per_step, 5L * k);
     const WorkCounts w = sim.work_per_step();
     const bool ok = tracker.valid();
+    if (ok) ms_per_step = bt.median;
+    *built_elements = elements;
     row.insert(row.end(), {std::to_string(elements), std::to_string(sim.nodes().size()), v.method, v.variant,
                            to_string(c.backend), to_string(c.precision),
                            c.backend == Backend::Cpu ? std::to_string(c.threads) : "", std::to_string(bt.steps_timed),
@@ -275,7 +279,14 @@ void throughput_row(const ExperimentContext& ctx, const Scene& s, const VariantS
     if (!ctx.quiet) std::cerr << "head-to-head corot: " << s.name << " " << v.method << "/" << v.variant << ": " << row[9] << "\n";
   }
   t.add_row(row);
+  return ms_per_step;
 }
+
+// A throughput row takes at least 8 steps (2 warm-up, 1 probe, 5 timed batches); a size whose
+// steps, predicted from the last size's by the element ratio, would take longer than this is
+// skipped with a note (a method that is slow per step at 1e5 elements would hold the whole sweep
+// at 1e6).
+constexpr double kThroughputRowBudgetMs = 30e3;
 
 // ---- time to accuracy ------------------------------------------------------------------------
 
@@ -486,9 +497,21 @@ void run_corot_part(const ExperimentContext& ctx) {
             thr_skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
             continue;
           }
+          double last_ms = std::numeric_limits<double>::quiet_NaN();
+          long last_elements = 0;
           for (double n : opt.sizes) {
             if (c.backend == Backend::Cpu && !ctx.quick && (n > kCpuMaxElements || s.name != "cantilever")) continue;
-            throughput_row(ctx, s, v, c, n, thr_csv);
+            if (std::isfinite(last_ms) && last_elements > 0 && 8.0 * last_ms * n / double(last_elements) > kThroughputRowBudgetMs) {
+              thr_skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision),
+                                   "about " + num(8.0 * last_ms * n / double(last_elements) / 1e3) + " s for 8 steps at " +
+                                       num(n) + " elements (from " + num(last_ms) + " ms per step at " +
+                                       std::to_string(last_elements) + "): over the row budget of " +
+                                       num(kThroughputRowBudgetMs / 1e3) + " s"});
+              continue;
+            }
+            long built = 0;
+            last_ms = throughput_row(ctx, s, v, c, n, thr_csv, &built);
+            last_elements = built;
             thr_csv.write(ctx.out_dir / ("corot_throughput_" + s.name + ".csv"));
           }
         }
