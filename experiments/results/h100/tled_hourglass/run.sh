@@ -1,4 +1,4 @@
-#!/bin/bash
+# A bash script, run by hand on the GPU machine (bash run.sh).
 # tled hourglass variant on the GPU machine (issue 24): device ceilings, the GPU tests of the
 # variant, the tled contract tests, the cantilever sag (cuda, fp32/fp64, hourglass and gather,
 # three element sizes) and steps/s (5 runs each) at two larger sizes. Results tarred into $OUT.
