@@ -84,10 +84,11 @@ INSTANTIATE_TEST_SUITE_P(BcsrPcg, StaticEquilibrium, ::testing::ValuesIn(fp64_re
 // iterations in fp64 (3 and 2,930 to the floor in fp32); the old defaults (the warped tangent, every
 // CG to 1e-10 but at most 1,000 iterations) missed the tolerance after 20 steps (2.4e-1 of |r_0|).
 // armadillo-static (54,985 tets, 39,690 unknowns) is
-// the `long` case (CMakeLists.txt: discovery leaves it out). Skipped without the data folder.
+// the `manual` case (CMakeLists.txt: discovery leaves it out). Skipped without the data folder.
 class DefaultsConverge : public ::testing::TestWithParam<Regime> {};
 
 void expect_converges_from_defaults(const std::string& scenario, const Regime& r, int max_newton) {
+  EB_BCSR_PCG_SKIP_WITHOUT_DEVICE(r);
   if (data_dir().empty()) GTEST_SKIP() << "no mesh data folder";
   const BuiltinScenario* b = find_builtin_scenario(scenario);
   ASSERT_NE(b, nullptr);
