@@ -165,11 +165,21 @@ def tta_figures(accuracy, figures_dir):
 
 # ---- tables -----------------------------------------------------------------------------------
 def reference_table(reference):
-    body = [[r["scene"], r["resolution"], r["elements"], r["backend"], r["converged"], r["newton_iterations"],
-             r["cg_iterations"], r["probe"], show(r["magnitude"], 5), show(r["coarser_magnitude"], 5),
-             show(r["error_estimate"])] for r in reference]
-    return table(["scene", "resolution", "tets", "backend", "converged", "Newton", "CG its", "probe", "|u_ref| (m)",
-                  "|u| one level coarser (m)", "est. discretization error"], body)
+    # Results since the Richardson reference carry the extrapolated probes and the observed order;
+    # older ones the finest level's probes and the one-level-coarser difference only.
+    richardson = bool(reference) and "extrapolated_magnitude" in reference[0]
+    body = []
+    for r in reference:
+        row = [r["scene"], r["resolution"], r["elements"], r["backend"], r["converged"], r["newton_iterations"],
+               r["cg_iterations"], r["probe"], show(r["magnitude"], 5), show(r["coarser_magnitude"], 5)]
+        if richardson:
+            row += [show(r["observed_order"], 3), show(r["extrapolated_magnitude"], 5)]
+        body.append(row + [show(r["error_estimate"])])
+    head = ["scene", "resolution (h)", "tets", "backend", "converged", "Newton", "CG its", "probe", "|u_h| (m)",
+            "|u_2h| (m)"]
+    if richardson:
+        head += ["observed order", "|u_ref| extrapolated (m)"]
+    return table(head + ["est. error of u_ref"], body)
 
 
 def accuracy_table(accuracy):

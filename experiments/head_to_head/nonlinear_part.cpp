@@ -241,8 +241,11 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
     r.fine_run = run_nl(block, r.fine, ref_backend, Precision::Fp64, ctx.max_threads, ctx.data_dir);
     r.coarse_run = run_nl(block, r.coarse, ref_backend, Precision::Fp64, ctx.max_threads, ctx.data_dir);
     if (!r.fine_run.valid || !r.coarse_run.valid)
-      throw std::runtime_error("head-to-head nonlinear: the block's " + r.method + " reference is invalid: " +
-                               (r.fine_run.valid ? r.coarse_run.validity : r.fine_run.validity));
+      throw RuntimeFailure("head-to-head nonlinear: the block's " + r.method + " fp64 reference at " +
+                           std::to_string(r.fine_run.valid ? r.coarse.per_edge : r.fine.per_edge) +
+                           " elements per edge is invalid: " +
+                           (r.fine_run.valid ? r.coarse_run.validity : r.fine_run.validity) +
+                           " (option nl_reference_per_edge sets the reference's resolution)");
     r.change = max_relative_error(r.coarse_run.probes, r.fine_run.probes);
     for (const NlRun* run : {&r.fine_run, &r.coarse_run}) {
       const NlSetting& s = run == &r.fine_run ? r.fine : r.coarse;
