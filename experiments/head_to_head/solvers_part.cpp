@@ -128,7 +128,7 @@ void run_solvers_part(const ExperimentContext& ctx) {
   ps.cuda_available = ctx.cuda_available;
   ps.work_dir = ctx.out_dir / "solvers_work";
   ps.cupy_script = find_cupy_script();
-  // Size limits that keep the GPU machine's run within its budget (PERF_NOTES_solvers.md has the
+  // Size limits that keep the GPU machine's run within its budget (PERF_NOTES.md has the
   // factorization times they come from).
   ps.direct_max_entries = 800000;
   ps.cholmod_max_entries = 4000000;
