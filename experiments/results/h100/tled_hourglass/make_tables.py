@@ -18,6 +18,12 @@ for d in sorted(glob.glob('runs/sag_*')):
                      steps=s['time']['steps'], simulated_s=round(s['time']['simulated_time'], 4),
                      stopped_by=s['time']['stopped_by'], valid=s['validity']['valid'],
                      steps_per_s=round(s['timing']['steps_per_second'])))
+    # No number from an invalid run: the row stays (it says the run collapsed), its values go.
+    if not s['validity']['valid']:
+        r = rows[-1]
+        for k in ('sag_mm', 'sag_near_0_5s_mm', 'steps_per_s'):
+            r[k] = ''
+        r['valid'] = 'False: ' + '; '.join(s['validity'].get('reasons', [])) if s['validity'].get('reasons') else False
 with open('sag.csv', 'w', newline='') as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
     w.writeheader()
