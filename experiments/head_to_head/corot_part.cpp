@@ -9,8 +9,8 @@
 // methods) and SOFA's beam at small strain (h2h_scenes.cpp says why its load is reduced).
 //
 // Time to accuracy, the definition:
-//  - Reference: the scene's static equilibrium under its full load, in fp64, on tetrahedra finer
-//    than every searched level (Scene::reference) and at two coarser levels (edge x2, x4, or
+//  - Reference: the scene's static equilibrium under its full load, in fp64, on tetrahedra at least
+//    as fine as every searched level (Scene::reference) and at two coarser levels (edge x2, x4, or
 //    voxels / 8, / 64), solved by bcsr-pcg's static Newton with Jacobi-PCG to a relative Newton
 //    residual of 1e-8 (h2h_reference.h); all three must converge. The probes are Richardson-
 //    extrapolated from the finest two with the order observed over the three (linear tetrahedra
@@ -25,7 +25,8 @@
 //    T) at one setting (element size, dt, solver effort); its error is max over probes
 //    |u(T) - u_ref| / |u_ref|. It is invalid when the state inverts an element, turns
 //    non-finite, a solve misses its tolerance (ValidityTracker), or when it would exceed the
-//    trial budget (max_element_steps: elements x steps, decided before it runs); it passes a
+//    trial budget (max_element_steps: elements x steps, decided before it runs, or
+//    corot_trial_seconds, extrapolated after each tenth of the run); it passes a
 //    tolerance when valid, its error is below it and it has settled (its probes moved by less
 //    than a tenth of the tolerance x |u_ref| over the last 10% of T).
 //  - Cost: wall time per simulated second; the run is timed in 10 batches of equal steps
@@ -33,8 +34,9 @@
 //    per step x steps / T, with the batches' min and max.
 //  - Search (h2h_search.h): per level, dt from the scene's ladder (largest first; explicit
 //    methods: their stable step x courant 0.8 then 0.4) and effort doubled from the cheapest
-//    (hexmg cycles, CG iterations, or a Newton/PCG tolerance divided by 10) until the error is
-//    below the tolerance; the cheapest passing trial over the levels wins; 1% and 0.1%.
+//    (hexmg cycles, or a CG, Newton or PCG tolerance divided by 10) until the error is below the
+//    tolerance; the first level with a passing trial is the last searched, and the cheapest
+//    passing trial wins; 1% and 0.1%. On the GPU, fp32, and fp64 too for explicit methods.
 //    --quick: the cantilever only, its two coarsest levels, the two largest dt, the six cheapest
 //    efforts.
 // Throughput: steps/s (median of 5 batches, min-max) and bytes per element per step (the
@@ -98,6 +100,12 @@ struct Options {
   std::vector<std::string> methods;  // method or method/variant; empty: all
   std::vector<Config> accuracy;      // configurations of the search
   double max_element_steps = 0;
+  double trial_seconds = 60;
+  // Default GPU search: explicit variants in fp64 too. Their fp32 displacement moves only when
+  // dt^2 f / m exceeds an ulp of u, so near equilibrium a force residual of ~eps m |u| / dt^2
+  // is left; with the fine meshes' small stable step that is percents of the load (tled fp32 on
+  // the cantilever settled 47% off at 5,120 hexahedra and courant 0.4).
+  bool explicit_fp64 = false;
   bool throughput = true, search = true;
 };
 
@@ -133,23 +141,35 @@ Options read_options(const ExperimentContext& ctx) {
   if (const std::string* v = ctx.option("corot_methods")) o.methods = split(*v);
   if (gpu) o.accuracy = {{Backend::Cuda, Precision::Fp32, 0}};
   else o.accuracy = {{Backend::Cpu, Precision::Fp64, ctx.quick ? 1 : ctx.max_threads}};
+  o.explicit_fp64 = gpu;
   if (const std::string* v = ctx.option("corot_accuracy")) {
     o.accuracy.clear();
+    o.explicit_fp64 = false;
     if (*v != "none")
       for (const auto& x : split(*v)) o.accuracy.push_back(parse_config(x, ctx.max_threads));
   }
   o.search = !o.accuracy.empty();
   o.max_element_steps = ctx.quick ? 2e7 : 5e9;
   if (const std::string* v = ctx.option("corot_max_element_steps")) o.max_element_steps = std::stod(*v);
+  if (const std::string* v = ctx.option("corot_trial_seconds")) o.trial_seconds = std::stod(*v);
   o.throughput = !o.sizes.empty();
   return o;
 }
 
-bool wanted(const Options& o, const VariantSpec& v) {
-  if (o.methods.empty()) return true;
+// The variants to run, in the order corot_methods names them (the table's order without it), so
+// that a run cut short by a time limit has done the ones asked for first.
+std::vector<VariantSpec> selected_variants(const Options& o) {
+  if (o.methods.empty()) return corot_variants();
+  std::vector<VariantSpec> out;
   for (const auto& m : o.methods)
-    if (m == v.method || m == v.method + "/" + v.variant) return true;
-  return false;
+    for (const VariantSpec& v : corot_variants()) {
+      if (m != v.method && m != v.method + "/" + v.variant) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const VariantSpec& x) {
+        return x.method == v.method && x.variant == v.variant;
+      });
+      if (!seen) out.push_back(v);
+    }
+  return out;
 }
 
 void set_threads(const Config& c) {
@@ -320,6 +340,7 @@ TrialOutcome run_trial(const ExperimentContext& ctx, const Options& opt, const S
     std::vector<double> per_step, u, vel;
     std::vector<Vec3> at_09;
     long done = 0;
+    double elapsed_ms = 0;
     for (int batch = 0; batch < 10; ++batch) {
       const long until = rec.steps * (batch + 1) / 10;
       const long n = until - done;
@@ -327,7 +348,15 @@ TrialOutcome run_trial(const ExperimentContext& ctx, const Options& opt, const S
       Stopwatch w;
       sim.advance(int(n));
       per_step.push_back(w.elapsed_ms() / double(n));
+      elapsed_ms += per_step.back() * double(n);
       done = until;
+      const double predicted_s = elapsed_ms * 1e-3 * double(rec.steps) / double(done);
+      if (done < rec.steps && predicted_s > opt.trial_seconds) {
+        rec.times = summarize(per_step, done);
+        out.why = "over the trial time budget (about " + num(predicted_s) + " s predicted after " + std::to_string(done) +
+                  " of " + std::to_string(rec.steps) + " steps > corot_trial_seconds = " + num(opt.trial_seconds) + ")";
+        return out;
+      }
       tracker.check_solver(done, sim.solver_stats());
       sim.copy_state_to_host(u, vel);
       if (!tracker.check_state(done, u, vel)) break;
@@ -441,6 +470,7 @@ void run_corot_part(const ExperimentContext& ctx) {
                          {"tolerances", {1e-2, 1e-3}},
                          {"settled", "a passing trial's probes moved less than tolerance / 10 x |u_ref| over the last 10% of T"},
                          {"max_element_steps", opt.max_element_steps},
+                         {"trial_seconds", opt.trial_seconds},
                          {"reference",
                           "static equilibrium, full load, fp64, bcsr-pcg static Newton (relative residual 1e-8) with "
                           "Jacobi-PCG to 1e-10, at the reference resolution h and at 2h and 4h; the probes "
@@ -489,8 +519,7 @@ void run_corot_part(const ExperimentContext& ctx) {
     write_json_atomic(meta_path, meta);
 
     if (opt.throughput)
-      for (const VariantSpec& v : corot_variants()) {
-        if (!wanted(opt, v)) continue;
+      for (const VariantSpec& v : selected_variants(opt)) {
         for (const Config& c : thr_configs) {
           const std::string why = variant_unavailable(v, c.backend, c.precision);
           if (!why.empty()) {
@@ -552,9 +581,10 @@ void run_corot_part(const ExperimentContext& ctx) {
       skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));
       continue;
     }
-    for (const VariantSpec& v : corot_variants()) {
-      if (!wanted(opt, v)) continue;
-      for (const Config& c : opt.accuracy) {
+    for (const VariantSpec& v : selected_variants(opt)) {
+      std::vector<Config> configs = opt.accuracy;
+      if (v.explicit_dt && opt.explicit_fp64) configs.push_back({Backend::Cuda, Precision::Fp64, 0});
+      for (const Config& c : configs) {
         const std::string why = variant_unavailable(v, c.backend, c.precision);
         if (!why.empty()) {
           skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});

@@ -22,7 +22,7 @@ nlohmann::json base_document(const std::string& builtin) {
 }
 
 // The Stanford bunny of experiments/dick2011 (base fixed, 1/100 gravity on the Dick 2011 Fig. 11
-// material, the same ear and tail probes) on the cantilever's document, with mass damping
+// material) on the cantilever's document, with mass damping
 // 20 1/s so that every run settles within T.
 void edit_bunny(nlohmann::json& d) {
   d["name"] = "h2h-bunny";
@@ -33,8 +33,12 @@ void edit_bunny(nlohmann::json& d) {
   d["boundary"]["gravity"] = {0.0, -0.0981, 0.0};
   d["boundary"]["fixed"][0]["where"] = {{"kind", "box"}, {"min", {-1.0, -1.0, -1.0}}, {"max", {1.0, 0.0429874, 1.0}}};
   d["time"]["damping"] = 20.0;
-  d["output"]["probes"] = {{{"name", "ear"}, {"position", {-0.0915, 0.1552, 0.0232}}},
-                           {{"name", "tail"}, {"position", {0.0587, 0.0914, -0.0105}}}};
+  // Probes inside a voxel of every level (1,500 to 269,000 voxels), at least 0.35 of a voxel
+  // from its boundary: dick2011's ear and tail points lie outside the voxelized bunny at every
+  // resolution, where a probe reads an extrapolation of the nearest cell. "ear" is the highest
+  // such point, the tip of the tall ear; "head" the one nearest dick2011's ear point (7.7 mm).
+  d["output"]["probes"] = {{{"name", "ear"}, {"position", {-0.0215, 0.175, -0.0185}}},
+                           {{"name", "head"}, {"position", {-0.089, 0.148, 0.022}}}};
 }
 
 // SOFA's benchmark beam (sofa-beam: the box, SOFA's 6-tetrahedra split, the material and mass)
@@ -57,11 +61,11 @@ std::vector<Scene> make_scenes() {
   // cantilever (builtin): damping 40 1/s against omega_1 = 32 rad/s, settled to e^-20 at T = 1 s.
   s.push_back({"cantilever", "cantilever", "1 m x 0.1 m x 0.1 m beam, clamped, gravity (tip sag 1.5% of its length)",
                false, {1.0, 0.1, 0.1}, 1.0, {0.02, 0.01, 0.005, 0.0025},
-               {0.025, 0.0125, 0.00625}, {0.05, 0.025}, 0.003125, 0.0125, 0.005, nullptr});
+               {0.025, 0.0125, 0.00625, 0.003125}, {0.05, 0.025}, 0.003125, 0.0125, 0.005, nullptr});
   s.push_back({"bunny", "cantilever", "Stanford bunny voxels, base fixed, 1/100 gravity", true, {0, 0, 0}, 3.0,
-               {0.1, 0.05, 0.025, 0.0125}, {11900, 33300, 94300}, {1500, 4000}, 269000, 11900, 0.05, edit_bunny});
+               {0.1, 0.05, 0.025, 0.0125}, {11900, 33300, 94300, 269000}, {1500, 4000}, 269000, 11900, 0.05, edit_bunny});
   s.push_back({"sofa-beam", "sofa-beam", "SOFA's beam 19 x 4 x 4 at 1/60 gravity, clamped, no ground", false,
-               {19.0, 4.0, 4.0}, 15.0, {0.2, 0.1, 0.05, 0.025}, {1.0, 0.5, 0.25}, {2.0, 1.0}, 0.125, 0.5, 0.04, edit_sofa_beam});
+               {19.0, 4.0, 4.0}, 15.0, {0.2, 0.1, 0.05, 0.025}, {1.0, 0.5, 0.25, 0.125}, {2.0, 1.0}, 0.125, 0.5, 0.04, edit_sofa_beam});
   return s;
 }
 
@@ -106,15 +110,20 @@ double coarser(const Scene& s, double resolution) { return s.voxel ? resolution 
 
 const std::vector<VariantSpec>& corot_variants() {
   static const std::vector<std::string> kCycles = {"1", "2", "4", "8", "16", "32"};
-  static const std::vector<std::string> kCg = {"4", "8", "16", "32", "64", "128", "256", "512"};
   static const std::vector<std::string> kTolerance = {"1e-1", "1e-2", "1e-3", "1e-4", "1e-5", "1e-6", "1e-8"};
+  // The CG methods' effort is the per-step relative tolerance, not a fixed iteration count: a fixed
+  // count pays the transient's iterations on every settled step (on the cantilever's 245K
+  // tetrahedra even 512 a step left corot-cg 6.6% off and unsettled after 1 s). Down to 1e-6, what
+  // fp32 CG reaches; the cap only stops a solve that cannot (a missed tolerance is a solver
+  // failure: the trial is invalid).
+  static const std::vector<std::string> kCgTolerance = {"1e-1", "1e-2", "1e-3", "1e-4", "1e-5", "1e-6"};
   static const std::vector<VariantSpec> v = {
       {"hexmg", "vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-pcg", "tolerance", kTolerance, {}, false, false, {}},
-      {"bcsr-pcg", "gather", "cg_iterations", kCg, {"bcsr-pcg.cg_tolerance=0"}, false, false, {}},
-      {"corot-cg", "edge", "cg_iterations", kCg, {"corot-cg.cg_tolerance=0"}, false, false, {}},
-      {"corot-cg", "polar", "cg_iterations", kCg, {"corot-cg.cg_tolerance=0"}, false, false, {}},
+      {"bcsr-pcg", "gather", "cg_tolerance", kCgTolerance, {"bcsr-pcg.cg_max_iterations=10000"}, false, false, {}},
+      {"corot-cg", "edge", "cg_tolerance", kCgTolerance, {"corot-cg.cg_iterations=10000"}, false, false, {}},
+      {"corot-cg", "polar", "cg_tolerance", kCgTolerance, {"corot-cg.cg_iterations=10000"}, false, false, {}},
       {"tled", "gather", "", {}, {}, true, true, {}},
       {"tled", "hourglass", "", {}, {}, true, true, {}},
       {"nr-neohookean", "cpu-opt", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,

@@ -46,6 +46,10 @@ SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCa
       if (previous_dt_best < kNone && !(this_dt_best < kStallFactor * previous_dt_best)) break;
       if (this_dt_best < kNone) previous_dt_best = this_dt_best;
     }
+    // A finer level has 8x the elements and at least as many steps: to win it would need 8x less
+    // work per element-step, which neither a smaller effort nor a larger dt of these ladders
+    // gives; searching it would cost a level's trials on the largest meshes for nothing.
+    if (r.found) break;
   }
   return r;
 }
@@ -54,10 +58,10 @@ std::string search_description() {
   return "Per element-size level (coarsest first): dt from the ladder, largest first; at each dt the solver "
          "effort from the cheapest, doubled (the next entry of the variant's effort ladder) until the trial is "
          "valid with error below the tolerance and settled (probes moved less than a tenth of the tolerance x "
-         "|u_ref| over the last 10% of T), which is the level's winner. Effort stops rising at the top of "
+         "|u_ref| over the last 10% of T), which is the level's winner; finer levels are not searched once a level has a winner (8x the elements at no fewer steps). Effort stops rising at the top of "
          "its ladder or when a valid error is not below 0.9 x the previous valid one; the next (halved) dt is "
          "tried only when the current dt's best valid error fell below 0.9 x the previous dt's. The winner is "
-         "the passing trial with the least wall time per simulated second over all levels. Invalid trials "
+         "the passing trial with the least wall time per simulated second over the searched levels. Invalid trials "
          "(inverted, non-finite, solver failure, over the trial budget) and unsettled ones never pass and never "
          "stop the effort or dt ladder.";
 }

@@ -15,7 +15,9 @@
 //     the next (halved) dt is tried only when this dt did better than the previous one (its best
 //     valid error < kStallFactor x the previous dt's, or the previous dt had no valid trial):
 //     otherwise the remaining error is the mesh's and smaller steps cannot help.
-// The winner over all levels is the passing trial with the least wall time per simulated second.
+//   the first level with a passing trial is the last level searched (a finer one has 8x the
+//   elements at no fewer steps).
+// The winner is the passing trial with the least wall time per simulated second.
 // Invalid trials (inverted, non-finite, solver failure, over the budget) and unsettled ones
 // never pass and never count as "the error no longer falls" (an unsettled error is a snapshot
 // of the motion: it may rise with effort while the settled error falls). Trials are memoized by setting, so a second tolerance reruns

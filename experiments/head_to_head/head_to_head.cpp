@@ -41,13 +41,18 @@ std::vector<ExperimentOption> corot_part_options() {
                if (s != "cantilever" && s != "bunny" && s != "sofa-beam")
                  throw InputError("head-to-head option corot_scenes: '" + s + "' is not cantilever, bunny or sofa-beam");
            }},
-          {"corot_methods", "corot part: methods or method/variant entries to run, comma-separated (default all)"},
+          {"corot_methods", "corot part: methods or method/variant entries to run, comma-separated, in this order (default all, in the table's order)"},
           {"corot_accuracy",
            "corot part: configurations of the time-to-accuracy search, comma-separated BACKEND-PRECISION[-tTHREADS] "
-           "(default cuda-fp32 with a GPU, else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
+           "(default cuda-fp32 with a GPU, and cuda-fp64 too for the explicit methods, whose fp32 state cannot resolve a "
+           "settled equilibrium at fine meshes; else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
           {"corot_max_element_steps",
            "corot part: a search trial whose elements x steps exceed this is not run (default 5e9; --quick 2e7)",
-           [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }}};
+           [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }},
+          {"corot_trial_seconds",
+           "corot part: a search trial whose wall time, extrapolated from its first tenths, would exceed this many "
+           "seconds is stopped and counted invalid (default 60)",
+           [](const std::string& v) { check_numbers("corot_trial_seconds", v, false); }}};
 }
 
 }  // namespace

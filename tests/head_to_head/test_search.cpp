@@ -32,6 +32,8 @@ TEST(HeadToHeadSearch, PicksTheCheapestPassingSettingOverLevels) {
   EXPECT_EQ(r.best.dt, 0);
   EXPECT_EQ(r.best.effort, 3);
   EXPECT_DOUBLE_EQ(r.best_outcome.wall_per_sim_s, 8.0 * 8.0);
+  // Level 1 passed, so level 2 (8x the elements) was not searched.
+  for (const TrialSetting& s : r.tried) EXPECT_LT(s.level, 2);
   // Every passing setting of the table costs at least as much as the winner.
   for (int l = 0; l < 3; ++l)
     for (int d = 0; d < 4; ++d)
