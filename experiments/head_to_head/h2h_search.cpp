@@ -17,15 +17,20 @@ bool passes(const TrialOutcome& o, double tolerance) {
 SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCache& trials) {
   SearchResult r;
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  for (int level = 0; level < space.levels; ++level) {
+  bool unaffordable = false;  // the cheapest trial of a level was over the budget
+  for (int level = 0; level < space.levels && !unaffordable; ++level) {
     double previous_dt_best = kNone;
     for (int dt = 0; dt < space.dts; ++dt) {
       double this_dt_best = kNone, previous_error = kNone;
-      bool passed = false;
+      bool passed = false, cheapest_over = false;
       for (int effort = 0; effort < space.efforts; ++effort) {
         const TrialSetting s{level, dt, effort};
         r.tried.push_back(s);
         const TrialOutcome& o = trials.get(s);
+        if (o.over_budget) {
+          cheapest_over = effort == 0;
+          break;
+        }
         // An unsettled error is a snapshot of motion, not the setting's accuracy: it neither
         // passes nor stops the ladder.
         if (!o.valid || !(o.settle_change < 0.1 * tolerance)) continue;
@@ -43,6 +48,10 @@ SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCa
         previous_error = o.error;
       }
       if (passed) break;
+      if (cheapest_over) {
+        unaffordable = dt == 0;
+        break;
+      }
       if (previous_dt_best < kNone && !(this_dt_best < kStallFactor * previous_dt_best)) break;
       if (this_dt_best < kNone) previous_dt_best = this_dt_best;
     }
@@ -62,8 +71,9 @@ std::string search_description() {
          "its ladder or when a valid error is not below 0.9 x the previous valid one; the next (halved) dt is "
          "tried only when the current dt's best valid error fell below 0.9 x the previous dt's. The winner is "
          "the passing trial with the least wall time per simulated second over the searched levels. Invalid trials "
-         "(inverted, non-finite, solver failure, over the trial budget) and unsettled ones never pass and never "
-         "stop the effort or dt ladder.";
+         "(inverted, non-finite, solver failure) and unsettled ones never pass and never stop the effort or dt "
+         "ladder; a trial over the cost budget (element-steps or predicted wall time) ends the effort ladder, at "
+         "the cheapest effort also the level's dt ladder, and at the largest dt and cheapest effort the search.";
 }
 
 }  // namespace eb::head_to_head

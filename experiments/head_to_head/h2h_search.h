@@ -17,6 +17,9 @@
 //     otherwise the remaining error is the mesh's and smaller steps cannot help.
 //   the first level with a passing trial is the last level searched (a finer one has 8x the
 //   elements at no fewer steps).
+// A trial over the cost budget ends its effort ladder (more effort costs more); at the cheapest
+// effort it also ends the level's dt ladder (a smaller dt takes more steps), and at the largest dt
+// the search (finer levels cost more still).
 // The winner is the passing trial with the least wall time per simulated second.
 // Invalid trials (inverted, non-finite, solver failure, over the budget) and unsettled ones
 // never pass and never count as "the error no longer falls" (an unsettled error is a snapshot
@@ -47,6 +50,7 @@ struct TrialOutcome {
   double error = 0.0;             // max over probes |u(T) - u_ref| / |u_ref|
   double settle_change = 0.0;     // max over probes |u(T) - u(0.9 T)| / |u_ref|
   double wall_per_sim_s = 0.0;    // wall seconds per simulated second
+  bool over_budget = false;       // invalid because it would exceed the trial's cost budget
 };
 
 struct SearchSpace {

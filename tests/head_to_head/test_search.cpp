@@ -73,6 +73,30 @@ TEST(HeadToHeadSearch, StopsRaisingEffortWhenTheErrorNoLongerFalls) {
   EXPECT_EQ(order[4].level, 1);
 }
 
+TEST(HeadToHeadSearch, OverBudgetTrialsEndTheLaddersTheyBound) {
+  // Cost grows with level, dt index and effort; the budget admits level 0 up to effort 1 at dt 0,
+  // effort 0 at dt 1, nothing at dt 2, and nothing at all at level 1. No trial passes.
+  std::vector<TrialSetting> order;
+  TrialCache cache([&](const TrialSetting& s) {
+    order.push_back(s);
+    TrialOutcome o;
+    o.error = 0.5 - 0.1 * s.effort - 0.15 * s.dt;
+    o.wall_per_sim_s = 1.0;
+    o.over_budget = s.level > 0 || s.dt + s.effort > 1;
+    o.valid = !o.over_budget;
+    return o;
+  });
+  const SearchResult r = search_cheapest({3, 4, 6}, 1e-2, cache);
+  EXPECT_FALSE(r.found);
+  const std::vector<TrialSetting> want = {{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {0, 1, 0}, {0, 1, 1}, {0, 2, 0}, {1, 0, 0}};
+  ASSERT_EQ(order.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(order[i].level, want[i].level) << i;
+    EXPECT_EQ(order[i].dt, want[i].dt) << i;
+    EXPECT_EQ(order[i].effort, want[i].effort) << i;
+  }
+}
+
 TEST(HeadToHeadSearch, InvalidAndUnsettledTrialsNeverPass) {
   TrialCache cache([&](const TrialSetting& s) {
     TrialOutcome o;
