@@ -17,7 +17,8 @@ The other parts are drawn by analysis/head_to_head_solvers.py and head_to_head_n
 `build(results_dir, figures_dir)` returns the Markdown section: the reference per scene with its
 estimated discretization error, the time-to-accuracy tables (the setting the documented search
 chose, its error, cost and trials), the steps/s and bytes per element per step table, and the
-variants skipped in this build. A row of an invalid run reads "invalid: <reason>" and is left out
+variants skipped in this build, then the same experiment's accuracy tables from the other
+machines' folders beside RESULTS_DIR (../../<device>/head-to-head). A row of an invalid run reads "invalid: <reason>" and is left out
 of the figures. Python's csv module and matplotlib (Agg) only.
 """
 import csv
@@ -222,6 +223,47 @@ def other_parts(results_dir, figures_dir):
     return md
 
 
+def machine_line(meta):
+    m = (meta or {}).get("machine") or {}
+    gpu = m.get("gpu")
+    gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
+    return f"{m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}"
+
+
+def runs_table(meta):
+    """The searches a results folder was assembled from (corot_meta.json search_runs), if several."""
+    runs = (meta or {}).get("search_runs") or []
+    body = []
+    for r in runs:
+        b = r.get("build") or {}
+        body.append([r.get("scene", r.get("scenes", "")), r.get("variants", ""), str(b.get("git_commit", ""))[:12],
+                     machine_line(r), r.get("note", r.get("stopped", ""))])
+    return table(["scenes", "variants", "build", "machine", "note"], body) if body else ""
+
+
+def other_machines(results_dir):
+    """The corot accuracy tables of the same experiment on the other machines' result folders
+    (experiments/results/<device>/head-to-head), each under its own machine line: timings are
+    compared only within one machine."""
+    here = os.path.realpath(results_dir)
+    root = os.path.dirname(os.path.dirname(here))
+    md = []
+    for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))):
+        if os.path.realpath(d) == here or not rows_of(d, "accuracy"):
+            continue
+        meta_path = os.path.join(d, "corot_meta.json")
+        meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else None
+        md += [f"### Time to accuracy on another machine: {os.path.basename(os.path.dirname(d))}", "",
+               f"Machine: {machine_line(meta)}. Its timings compare only with each other.", ""]
+        if meta and meta.get("concurrency"):
+            md += [f"Runs: {meta['concurrency']}.", ""]
+        runs = runs_table(meta)
+        if runs:
+            md += [runs, ""]
+        md += [reference_table(rows_of(d, "reference")), "", accuracy_table(rows_of(d, "accuracy")), ""]
+    return md
+
+
 def build(results_dir, figures_dir):
     os.makedirs(figures_dir, exist_ok=True)
     md = ["## Head to head (issue 24)", ""]
@@ -238,11 +280,10 @@ def build(results_dir, figures_dir):
         if meta:
             md += [f"Search: {meta.get('search', '')}", "", f"Reference: {meta.get('reference', '')}", "",
                    f"Timing: {meta.get('timing', '')}", ""]
-            m = meta.get("machine") or {}
-            gpu = m.get("gpu")
-            gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
-            md += [f"Machine: {m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}; "
-                   f"{'--quick' if meta.get('quick') else 'full run'}", ""]
+            md += [f"Machine: {machine_line(meta)}; {'--quick' if meta.get('quick') else 'full run'}", ""]
+            runs = runs_table(meta)
+            if runs:
+                md += ["Assembled from these searches:", "", runs, ""]
         if reference:
             md += [reference_table(reference), ""]
         if accuracy:
@@ -258,6 +299,7 @@ def build(results_dir, figures_dir):
                    table(["scene", "method", "variant", "backend", "precision", "why"],
                          [[r[k] for k in ("scene", "method", "variant", "backend", "precision", "why")]
                           for r in skipped]), ""]
+    md += other_machines(results_dir)
     md += other_parts(results_dir, figures_dir)
     return portable_paths("\n".join(md))
 

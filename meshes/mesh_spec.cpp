@@ -76,9 +76,21 @@ namespace {
 constexpr int kSphereSubdivisions = 5;
 
 VoxelMesh voxelize_spec(const TriSurface& surface, const MeshSpec& spec, const std::string& source) {
-  if (spec.target_elements > 0) return voxelize_target(surface, size_t(spec.target_elements), source);
-  if (spec.element_size > 0.0) return voxelize(surface, spec.element_size, source);
-  throw InputError(source + ": voxelizing a surface needs mesh.target_elements > 0 or mesh.element_size > 0");
+  VoxelMesh v;
+  if (spec.target_elements > 0)
+    v = voxelize_target(surface, size_t(spec.target_elements), source);
+  else if (spec.element_size > 0.0)
+    v = voxelize(surface, spec.element_size, source);
+  else
+    throw InputError(source + ": voxelizing a surface needs mesh.target_elements > 0 or mesh.element_size > 0");
+  return subdivide_voxels(v, spec.voxel_subdivision, source);
+}
+
+// mesh.voxel_subdivision refines a voxelization; any other mesh would silently ignore it.
+void refuse_subdivision(const MeshSpec& spec, const std::string& what) {
+  if (spec.voxel_subdivision != 1)
+    throw InputError("mesh.voxel_subdivision = " + std::to_string(spec.voxel_subdivision) +
+                     " applies to voxelized surfaces only, not to " + what);
 }
 
 void check_source(const MeshSpec& spec) {
@@ -90,6 +102,10 @@ void check_source(const MeshSpec& spec) {
   if (spec.merge_levels < 0 || spec.merge_levels > kMaxMergeLevels)
     throw InputError("mesh.merge_levels must be 0.." + std::to_string(kMaxMergeLevels) + ", got " +
                      std::to_string(spec.merge_levels));
+  if (spec.voxel_subdivision < 1 || spec.voxel_subdivision > kMaxVoxelSubdivision)
+    throw InputError("mesh.voxel_subdivision must be 1.." + std::to_string(kMaxVoxelSubdivision) + ", got " +
+                     std::to_string(spec.voxel_subdivision));
+  if (spec.source == "box") refuse_subdivision(spec, "a box (set mesh.divisions or mesh.element_size instead)");
   if (t == "voxel-merged" && spec.tets_per_cube != 6)
     throw InputError("mesh.tetrahedralizer \"voxel-merged\" splits voxels into 6 tetrahedra: mesh.tets_per_cube must "
                      "be 6, got " + std::to_string(spec.tets_per_cube));
@@ -123,8 +139,10 @@ HexMesh build_hex_mesh(const MeshSpec& spec, const std::filesystem::path& data_d
     const MeshFile f = load_spec_file(spec, data_dir, name);
     if (is_surface_only(f))
       m = voxel_to_hex(voxelize_spec(to_surface(f, name), spec, name));
-    else
+    else {
+      refuse_subdivision(spec, "a volume mesh file (" + name + ")");
       m = to_hex_mesh(f, name);
+    }
   }
   check_hex_mesh(m, name);
   return m;
@@ -138,13 +156,16 @@ TetMesh build_tet_mesh(const MeshSpec& spec, const std::filesystem::path& data_d
     m = make_box_tet(spec.origin, spec.size, box_divisions(spec), spec.tets_per_cube, parse_cube_split(spec.cube_split));
     transform_nodes(m.nodes, spec.scale, spec.translate);
   } else if (spec.source == "sphere") {
+    refuse_subdivision(spec, "the tetrahedral sphere (mesh.refinement sets its resolution)");
     m = spec.tetrahedralizer == "gmsh" ? make_sphere_tet_gmsh(spec.refinement) : make_sphere_tet(spec.refinement);
     transform_nodes(m.nodes, spec.scale, spec.translate);
   } else {
     const MeshFile f = load_spec_file(spec, data_dir, name);
     if (!is_surface_only(f)) {
+      refuse_subdivision(spec, "a volume mesh file (" + name + ")");
       m = to_tet_mesh(f, name);
     } else if (spec.tetrahedralizer == "gmsh") {
+      refuse_subdivision(spec, "a Gmsh tetrahedralization (mesh.element_size sets its resolution)");
       TetrahedralizeOptions o;
       o.size = spec.element_size;
       m = tetrahedralize_surface(to_surface(f, name), o, name);

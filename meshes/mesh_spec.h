@@ -47,6 +47,11 @@ struct MeshSpec {
   Vec3 translate{0.0, 0.0, 0.0};     // applied after scale
   std::string tetrahedralizer = "voxel";  // surface -> tetrahedra: "voxel", "voxel-merged" or "gmsh"
   int merge_levels = 3;                   // "voxel-merged": coarse cubes of 2^merge_levels voxels
+  // A voxelized surface (file or sphere): each voxel split into n^3 equal voxels after
+  // voxelizing, so that meshes of several resolutions share one voxel geometry (a surface
+  // voxelized afresh at each resolution changes shape with it, and a convergence study then
+  // mixes discretization error with geometry change). 1: none; at most kMaxVoxelSubdivision.
+  int voxel_subdivision = 1;
   // box: elements per axis [nx, ny, nz] (a grid that is not cubic, e.g. SOFA's 75 x 15 x 15 beam);
   // empty: element_size / elements_per_edge. Wins over both when given.
   std::vector<int> divisions;
@@ -54,6 +59,8 @@ struct MeshSpec {
   // box.h CubeSplit), tets_per_cube 6.
   std::string cube_split = "kuhn";
 };
+
+constexpr int kMaxVoxelSubdivision = 8;
 
 // Where third-party mesh files are looked for: --data-dir, else $ELASTOBENCH_DATA, else
 // ../shared/data/meshes beside the source tree.

@@ -231,4 +231,33 @@ VoxelMesh voxelize_target(const TriSurface& s, size_t target, const std::string&
   return voxelize(s, best_h, source);
 }
 
+VoxelMesh subdivide_voxels(const VoxelMesh& v, int n, const std::string& source) {
+  if (n < 1) throw InputError(source + ": voxel subdivision must be >= 1, got " + std::to_string(n));
+  if (n == 1) return v;
+  const double cells = double(v.cells.size()) * n * n * n;
+  require_host_memory(cells * (sizeof(std::array<int32_t, 3>) + sizeof(int32_t) + sizeof(Vec3) +
+                               sizeof(std::array<int32_t, 8>)),
+                      source + ": " + std::to_string(v.cells.size()) + " voxels subdivided " + std::to_string(n) +
+                          "^3 times");
+  for (const auto& c : v.cells)
+    for (int d = 0; d < 3; ++d)
+      if (double(c[size_t(d)] + 1) * n > double(INT32_MAX))
+        throw RuntimeFailure(source + ": voxel subdivision " + std::to_string(n) + " overflows 32-bit lattice indices");
+  VoxelMesh out;
+  out.origin = v.origin;
+  out.spacing = v.spacing / n;
+  out.cells.reserve(size_t(cells));
+  out.material.reserve(v.material.empty() ? 0 : size_t(cells));
+  for (size_t e = 0; e < v.cells.size(); ++e) {
+    const auto& c = v.cells[e];
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        for (int k = 0; k < n; ++k) {
+          out.cells.push_back({c[0] * n + a, c[1] * n + b, c[2] * n + k});
+          if (!v.material.empty()) out.material.push_back(v.material[e]);
+        }
+  }
+  return out;
+}
+
 }  // namespace eb::mesh

@@ -31,6 +31,10 @@ VoxelMesh voxelize_resolution(const TriSurface& surface, int resolution, const s
 VoxelMesh voxelize_target(const TriSurface& surface, size_t target, const std::string& source,
                           double tolerance = 0.005);
 
+// Each voxel split into n^3 voxels of edge spacing / n: the same region of space, n^3 times the
+// cells (n >= 1; `source` names the mesh in a memory error).
+VoxelMesh subdivide_voxels(const VoxelMesh& v, int n, const std::string& source);
+
 // Number of voxel centres inside, without building the mesh (used by the target search).
 size_t count_inside(const TriSurface& surface, const VoxelGrid& grid);
 

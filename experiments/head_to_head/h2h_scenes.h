@@ -26,6 +26,11 @@ struct Scene {
   double reference = 0, quick_reference = 0;
   double throughput_dt = 0;        // implicit methods' dt in the steps/s sweep
   std::function<void(nlohmann::json&)> edit;  // the scene's changes to the scenario document
+  // Voxel scenes: the voxel counts of the base voxelizations (full run, --quick). A resolution of
+  // base x n^3 voxels is that base with every voxel split into n^3 (mesh.voxel_subdivision), so the
+  // levels and the reference share one voxel geometry and Richardson extrapolation applies; any
+  // other count (the steps/s sweep's sizes) is voxelized afresh.
+  std::vector<double> voxel_bases;
 };
 
 // The three scenes (their scenarios registered on first call).

@@ -143,6 +143,7 @@ template <class V> void visit(V& v, mesh::MeshSpec& m) {
   v("translate", m.translate);
   v("tetrahedralizer", m.tetrahedralizer);
   v("merge_levels", m.merge_levels);
+  v("voxel_subdivision", m.voxel_subdivision);
   v("divisions", m.divisions);
   v("cube_split", m.cube_split);
 }
@@ -461,6 +462,10 @@ void validate_scenario(const Scenario& s) {
   check_enum("mesh.tetrahedralizer", m.tetrahedralizer, {"voxel", "voxel-merged", "gmsh"});
   if (m.merge_levels < 0 || m.merge_levels > mesh::kMaxMergeLevels)
     throw InputError("scenario key 'mesh.merge_levels' must be 0.." + std::to_string(mesh::kMaxMergeLevels));
+  if (m.voxel_subdivision < 1 || m.voxel_subdivision > mesh::kMaxVoxelSubdivision)
+    throw InputError("scenario key 'mesh.voxel_subdivision' must be 1.." + std::to_string(mesh::kMaxVoxelSubdivision));
+  if (m.voxel_subdivision != 1 && m.source == "box")
+    throw InputError("scenario key 'mesh.voxel_subdivision' applies to voxelized surfaces, not to mesh.source = \"box\"");
   if (m.source == "file" && m.file.empty()) throw InputError("scenario key 'mesh.file' is required when mesh.source = \"file\"");
   if (m.element_size < 0) throw InputError("scenario key 'mesh.element_size' must be >= 0");
   if (m.elements_per_edge < 0) throw InputError("scenario key 'mesh.elements_per_edge' must be >= 0");

@@ -5,7 +5,10 @@
 #include <random>
 
 #include "experiments/head_to_head/h2h_probe.h"
+#include "experiments/head_to_head/h2h_scenes.h"
 #include "meshes/box.h"
+#include "meshes/geometry.h"
+#include "meshes/mesh_spec.h"
 
 namespace eb::head_to_head {
 namespace {
@@ -50,6 +53,36 @@ TEST(HeadToHeadProbe, ErrorIsTheWorstRelativeProbeError) {
   const std::vector<Vec3> ref = {{0, 0, -2}, {1, 0, 0}};
   EXPECT_NEAR(probe_error({{0, 0, -2.02}, {1.005, 0, 0}}, ref), 0.01, 1e-14);
   EXPECT_THROW(probe_error({{0, 0, 0}}, {{0, 0, 0}}), std::exception);
+}
+
+// The bunny's probes lie inside a voxel at both --quick levels (4,000 voxels, x8) and the two
+// coarser full levels (11,900, x8), and a subdivided level keeps its base's geometry (the same
+// bounding box); the finest level (x64) shares the base's geometry by the same construction.
+TEST(HeadToHeadProbe, BunnyProbesAreInsideEveryQuickLevel) {
+  const Scene* bunny = nullptr;
+  for (const Scene& s : corot_scenes())
+    if (s.name == "bunny") bunny = &s;
+  ASSERT_NE(bunny, nullptr);
+  if (!std::filesystem::exists(mesh::default_data_dir() / "bunny.off"))
+    GTEST_SKIP() << "bunny.off not found in " << mesh::default_data_dir() << " (third-party data, see SOURCES.md)";
+  std::vector<Vec3> box;
+  std::vector<double> levels = bunny->quick_levels;
+  levels.insert(levels.end(), bunny->levels.begin(), bunny->levels.begin() + 2);
+  for (double level : levels) {
+    const Scenario sc = scene_scenario(*bunny, mesh_overrides(*bunny, level));
+    const mesh::HexMesh m = mesh::build_hex_mesh(sc.mesh, mesh::default_data_dir());
+    std::vector<int32_t> conn;
+    for (const auto& e : m.elems) conn.insert(conn.end(), e.begin(), e.end());
+    const ProbeBinding b = bind_probes(sc.output.probes, m.nodes, mesh::CellType::Hexahedron, conn);
+    ASSERT_EQ(b.names.size(), 2u);
+    for (size_t p = 0; p < b.names.size(); ++p) EXPECT_EQ(b.binding.outside[p], 0.0) << b.names[p] << " at " << level;
+    box.push_back(mesh::bbox_min(m.nodes));
+  }
+  ASSERT_EQ(box.size(), 4u);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_NEAR(box[0][size_t(d)], box[1][size_t(d)], 1e-12);
+    EXPECT_NEAR(box[2][size_t(d)], box[3][size_t(d)], 1e-12);
+  }
 }
 
 }  // namespace

@@ -156,6 +156,59 @@ TEST(Voxelize, TargetCountAndVerschoorTets) {
   }
 }
 
+TEST(Voxelize, SubdivisionKeepsTheVoxelGeometry) {
+  const TriSurface s = make_icosphere(3, 0.5, {1, 2, 3});
+  const VoxelMesh v = voxelize_target(s, 400, "sphere");
+  const VoxelMesh v2 = subdivide_voxels(v, 2, "sphere");
+  const VoxelMesh v3 = subdivide_voxels(v, 3, "sphere");
+  EXPECT_EQ(v2.cells.size(), 8 * v.cells.size());
+  EXPECT_EQ(v3.cells.size(), 27 * v.cells.size());
+  EXPECT_DOUBLE_EQ(v3.spacing, v.spacing / 3);
+  // Every sub-voxel lies in a voxel of the original, and each original voxel holds n^3 of them:
+  // the same region of space.
+  std::map<std::array<int32_t, 3>, int> parents;
+  for (const auto& c : v.cells) parents[c] = 0;
+  for (const auto& c : v3.cells) {
+    const std::array<int32_t, 3> p{c[0] / 3, c[1] / 3, c[2] / 3};
+    auto it = parents.find(p);
+    ASSERT_NE(it, parents.end());
+    ++it->second;
+  }
+  for (const auto& [c, n] : parents) EXPECT_EQ(n, 27);
+  // The hexahedral meshes have the same volume and bounding box.
+  const HexMesh h = voxel_to_hex(v), h3 = voxel_to_hex(v3);
+  EXPECT_EQ(bbox_min(h.nodes), bbox_min(h3.nodes));
+  const Vec3 hi = bbox_max(h.nodes), hi3 = bbox_max(h3.nodes);
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(hi[size_t(d)], hi3[size_t(d)], 1e-12);
+  EXPECT_NEAR(double(h3.elems.size()) * std::pow(v3.spacing, 3), double(h.elems.size()) * std::pow(v.spacing, 3), 1e-12);
+  EXPECT_EQ(subdivide_voxels(v, 1, "sphere").cells, v.cells);
+  EXPECT_THROW(subdivide_voxels(v, 0, "sphere"), InputError);
+}
+
+TEST(MeshSpec, VoxelSubdivisionOnlyWhereThereAreVoxels) {
+  const auto dir = test::temp_dir("subdiv");
+  MeshSpec f = test::ball_file_spec(dir, 300);
+  const size_t base = build_hex_mesh(f, dir).elems.size();
+  f.voxel_subdivision = 2;
+  EXPECT_EQ(build_hex_mesh(f, dir).elems.size(), 8 * base);
+  EXPECT_EQ(build_tet_mesh(f, dir).elems.size(), 6 * 8 * base);
+  f.voxel_subdivision = kMaxVoxelSubdivision + 1;
+  EXPECT_THROW(build_hex_mesh(f, dir), InputError);
+  MeshSpec box;
+  box.elements_per_edge = 2;
+  box.voxel_subdivision = 2;
+  try {
+    build_hex_mesh(box, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("voxel_subdivision"), std::string::npos) << e.what();
+  }
+  MeshSpec sphere;
+  sphere.source = "sphere";
+  sphere.voxel_subdivision = 2;
+  EXPECT_THROW(build_tet_mesh(sphere, {}), InputError);  // the lattice sphere has no voxels
+}
+
 TEST(Voxelize, OpenSurfaceIsRejected) {
   TriSurface s = make_icosphere(1);
   s.tris.pop_back();
