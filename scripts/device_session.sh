@@ -14,6 +14,10 @@
 #   nr      `reproduce cecka2011` in full (nr-neohookean), EB_CECKA_TIMEOUT s (default 300),
 #           then bench_device_assembly                                                    ~5 min
 #   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
+#   h2h-search  head-to-head corot time-to-accuracy searches, one process per GPU at once:
+#           EB_H2H_SEARCH="SCENE:METHODS SCENE:METHODS ..." (the i-th on GPU i mod the GPU count,
+#           those sharing a GPU one after another), EB_H2H_SECONDS each GPU's limit (default 540),
+#           EB_H2H_TRIAL_S corot_trial_seconds (default 30); each into its own folder  <=9 min
 #   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
 #           matrix (EB_SPARSE_SIZES, default the ~0.1M and ~1M DOF matrices and the real meshes;
 #           box240, box400, bunny256 each in a call of their own), 5 repetitions, EB_SPARSE_BUDGET s
@@ -223,7 +227,33 @@ for part in $parts; do
       done
       find $R -name vtk -type d -prune -exec rm -rf {} +
       tar czf "$OUT/head-to-head.tgz" -C $R . ;;
-    *) echo "unknown part '$part' (common, gputests, tled, hexmg, bcsr, corot, nr, sanitize, repeat, sparse, h2h)"; exit 2 ;;
+    h2h-search)
+      # Searches of several scenes/method lists at once, one process per GPU (a GPU's searches run
+      # one after another within its limit); a search cut by the limit keeps every trial and
+      # accuracy row it wrote. Two processes never share a GPU, so their timings do not mix.
+      R=/tmp/eb_h2h_search; rm -rf $R; mkdir -p $R
+      ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); [ "$ngpu" -ge 1 ] || ngpu=1
+      i=0; declare -A queue
+      for job in ${EB_H2H_SEARCH:?EB_H2H_SEARCH must list SCENE:METHODS jobs}; do
+        g=$((i % ngpu)); queue[$g]="${queue[$g]:-} $job"; i=$((i + 1))
+      done
+      for g in "${!queue[@]}"; do
+        (
+          end=$(( $(date +%s) + ${EB_H2H_SECONDS:-540} ))
+          for job in ${queue[$g]}; do
+            sc=${job%%:*}; methods=${job#*:}; left=$(( end - $(date +%s) ))
+            [ $left -gt 10 ] || { echo "h2h-search $job: no time left on GPU $g"; continue; }
+            CUDA_VISIBLE_DEVICES=$g OMP_NUM_THREADS=$(( $(nproc) / ngpu )) timeout $left "$B/bin/elastobench" reproduce head-to-head \
+              --parts corot --no-report -o "$R/${sc}_gpu$g" --option corot_scenes="$sc" --option corot_sizes=none \
+              --option corot_trial_seconds="${EB_H2H_TRIAL_S:-30}" --option corot_methods="$methods" \
+              > "$R/${sc}_gpu$g.log" 2>&1
+            echo "h2h-search $sc on GPU $g exit $?"
+          done
+        ) &
+      done
+      wait
+      tar czf "$OUT/h2h_search.tgz" -C $R . ;;
+    *) echo "unknown part '$part' (common, gputests, tled, hexmg, bcsr, corot, nr, sanitize, repeat, sparse, h2h, h2h-search)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done
