@@ -101,6 +101,7 @@ struct Options {
   std::vector<Config> accuracy;      // configurations of the search
   double max_element_steps = 0;
   double trial_seconds = 60;
+  std::filesystem::path reference_from;  // read the references from an earlier run's folder
   // Default GPU search: the variants marked fp64_too in fp64 as well (h2h_scenes.h says why; tled
   // fp32 on the cantilever settled 47% off at 5,120 hexahedra and courant 0.4).
   bool fp64_too = false;
@@ -150,6 +151,7 @@ Options read_options(const ExperimentContext& ctx) {
   o.max_element_steps = ctx.quick ? 2e7 : 5e9;
   if (const std::string* v = ctx.option("corot_max_element_steps")) o.max_element_steps = std::stod(*v);
   if (const std::string* v = ctx.option("corot_trial_seconds")) o.trial_seconds = std::stod(*v);
+  if (const std::string* v = ctx.option("corot_reference_from")) o.reference_from = *v;
   o.throughput = !o.sizes.empty();
   return o;
 }
@@ -553,33 +555,50 @@ void run_corot_part(const ExperimentContext& ctx) {
     // continuum (the quick cantilever's 30K tets: ~5%); the extrapolation removes the leading
     // error term, and the difference between the extrapolations from (h, 2h) and (2h, 4h)
     // bounds what is left. On the GPU when there is one.
-    const Backend rb = gpu ? Backend::Cuda : Backend::Cpu;
-    set_threads({Backend::Cpu, Precision::Fp64, ctx.max_threads});
-    const ReferenceSolution ref = solve_reference(s, ref_res, rb, ctx.max_threads, ctx.data_dir);
-    const ReferenceSolution coarse = solve_reference(s, coarser(s, ref_res), rb, ctx.max_threads, ctx.data_dir);
-    const ReferenceSolution coarse2 = solve_reference(s, coarser(s, coarser(s, ref_res)), rb, ctx.max_threads, ctx.data_dir);
-    const RichardsonReference rr = richardson(ref.probes, coarse.probes, coarse2.probes);
-    const double ref_err = rr.error_estimate;
-    for (size_t p = 0; p < ref.probes.size(); ++p) {
-      const Vec3& a = ref.probes[p];
-      const Vec3& b = coarse.probes[p];
-      const double m = norm3(a), mx = norm3(rr.probes[p]);
-      ref_csv.add_row({s.name, num(ref.resolution), std::to_string(ref.elements), std::to_string(ref.nodes), ref.backend,
-                       ref.converged && coarse.converged && coarse2.converged ? "yes" : "no", std::to_string(ref.newton_iterations),
-                       std::to_string(ref.cg_iterations), num(ref.seconds), ref.probe_names[p], num(a[0]), num(a[1]),
-                       num(a[2]), num(m), num(ref.outside[p]), num(norm3(b)), num(norm3(coarse2.probes[p])),
-                       num(norm3(sub3(a, b)) / m), num(rr.order), num(rr.probes[p][0]), num(rr.probes[p][1]),
-                       num(rr.probes[p][2]), num(mx), num(norm3(sub3(rr.probes[p], a)) / mx), num(ref_err)});
-    }
-    ref_csv.write(ctx.out_dir / ("corot_reference_" + s.name + ".csv"));
-    if (!ctx.quiet)
-      std::cerr << "head-to-head corot: " << s.name << " reference " << ref.elements << " tets, "
-                << (ref.converged ? "converged" : "NOT converged") << ", observed order " << num(rr.order)
-                << ", extrapolated, error estimate " << num(ref_err) << "\n";
-    if (!ref.converged || !coarse.converged || !coarse2.converged) {
-      skipped.add_row({s.name, "(all)", "", "", "", "a reference level's solve did not converge: no time to accuracy"});
-      skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));
-      continue;
+    RichardsonReference rr;
+    if (!opt.reference_from.empty()) {
+      // An earlier run's reference of this scene, copied beside this run's results.
+      std::vector<std::string> names;
+      for (const ProbeSpec& p : scene_scenario(s, {}).output.probes) names.push_back(p.name);
+      std::string text;
+      const fs::path from = opt.reference_from / ("corot_reference_" + s.name + ".csv");
+      rr = read_reference_csv(from, s.name, ref_res, names, &text);
+      write_file_atomic(ctx.out_dir / ("corot_reference_" + s.name + ".csv"), text);
+      scenes_meta[s.name]["reference_from"] = from.string();
+      meta["scenes"] = scenes_meta;
+      write_json_atomic(meta_path, meta);
+      if (!ctx.quiet)
+        std::cerr << "head-to-head corot: " << s.name << " reference read from " << from.string() << ", error estimate "
+                  << num(rr.error_estimate) << "\n";
+    } else {
+      const Backend rb = gpu ? Backend::Cuda : Backend::Cpu;
+      set_threads({Backend::Cpu, Precision::Fp64, ctx.max_threads});
+      const ReferenceSolution ref = solve_reference(s, ref_res, rb, ctx.max_threads, ctx.data_dir);
+      const ReferenceSolution coarse = solve_reference(s, coarser(s, ref_res), rb, ctx.max_threads, ctx.data_dir);
+      const ReferenceSolution coarse2 = solve_reference(s, coarser(s, coarser(s, ref_res)), rb, ctx.max_threads, ctx.data_dir);
+      rr = richardson(ref.probes, coarse.probes, coarse2.probes);
+      for (size_t p = 0; p < ref.probes.size(); ++p) {
+        const Vec3& a = ref.probes[p];
+        const Vec3& b = coarse.probes[p];
+        const double m = norm3(a), mx = norm3(rr.probes[p]);
+        ref_csv.add_row({s.name, num(ref.resolution), std::to_string(ref.elements), std::to_string(ref.nodes), ref.backend,
+                         ref.converged && coarse.converged && coarse2.converged ? "yes" : "no",
+                         std::to_string(ref.newton_iterations), std::to_string(ref.cg_iterations), num(ref.seconds),
+                         ref.probe_names[p], num(a[0]), num(a[1]), num(a[2]), num(m), num(ref.outside[p]), num(norm3(b)),
+                         num(norm3(coarse2.probes[p])), num(norm3(sub3(a, b)) / m), num(rr.order), num(rr.probes[p][0]),
+                         num(rr.probes[p][1]), num(rr.probes[p][2]), num(mx), num(norm3(sub3(rr.probes[p], a)) / mx),
+                         num(rr.error_estimate)});
+      }
+      ref_csv.write(ctx.out_dir / ("corot_reference_" + s.name + ".csv"));
+      if (!ctx.quiet)
+        std::cerr << "head-to-head corot: " << s.name << " reference " << ref.elements << " tets, "
+                  << (ref.converged ? "converged" : "NOT converged") << ", observed order " << num(rr.order)
+                  << ", extrapolated, error estimate " << num(rr.error_estimate) << "\n";
+      if (!ref.converged || !coarse.converged || !coarse2.converged) {
+        skipped.add_row({s.name, "(all)", "", "", "", "a reference level's solve did not converge: no time to accuracy"});
+        skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));
+        continue;
+      }
     }
     for (const VariantSpec& v : selected_variants(opt)) {
       std::vector<Config> configs = opt.accuracy;
@@ -590,7 +609,7 @@ void run_corot_part(const ExperimentContext& ctx) {
           skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
           continue;
         }
-        search_variant(ctx, opt, s, v, c, levels, rr.probes, ref_err, trials_csv, acc_csv);
+        search_variant(ctx, opt, s, v, c, levels, rr.probes, rr.error_estimate, trials_csv, acc_csv);
       }
     }
     skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));

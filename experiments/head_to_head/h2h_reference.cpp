@@ -1,9 +1,15 @@
 #include "experiments/head_to_head/h2h_reference.h"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 
+#include "meshes/errors.h"
+
 #include "experiments/head_to_head/h2h_probe.h"
+#include "solvers/common/results.h"
 #include "solvers/common/timers.h"
 
 namespace eb::head_to_head {
@@ -64,6 +70,77 @@ RichardsonReference richardson(const std::vector<Vec3>& h, const std::vector<Vec
     r.probes.push_back(a);
     const double m = norm3(a);
     if (m > 0) r.error_estimate = std::max(r.error_estimate, norm3(sub3(a, b)) / m);
+  }
+  return r;
+}
+
+namespace {
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  for (std::string cell; std::getline(ss, cell, ',');) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+}  // namespace
+
+RichardsonReference read_reference_csv(const std::filesystem::path& path, const std::string& scene, double resolution,
+                                       const std::vector<std::string>& probe_names, std::string* text) {
+  const std::string where = "head-to-head reference file " + path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(where + ": cannot be read (corot_reference_from names the folder of an earlier run)");
+  std::stringstream all;
+  all << in.rdbuf();
+  if (text) *text = all.str();
+  std::stringstream lines(all.str());
+  std::string line;
+  if (!std::getline(lines, line)) throw InputError(where + ": empty");
+  const std::vector<std::string> head = split_csv_line(line);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
+  for (const char* c : {"scene", "resolution", "converged", "probe", "extrapolated_ux", "extrapolated_uy",
+                        "extrapolated_uz", "observed_order", "error_estimate"})
+    if (!col.count(c)) throw InputError(where + ": no column '" + std::string(c) + "' (not a Richardson reference)");
+  RichardsonReference r;
+  std::vector<std::string> names;
+  int row = 1;
+  auto number = [&](const std::vector<std::string>& cells, const char* c) {
+    const std::string& v = cells[col.at(c)];
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != v.size() || !std::isfinite(x))
+      throw InputError(where + ", row " + std::to_string(row) + ": column '" + c + "' is not a finite number: '" + v + "'");
+    return x;
+  };
+  while (std::getline(lines, line)) {
+    ++row;
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(line);
+    if (cells.size() != head.size())
+      throw InputError(where + ", row " + std::to_string(row) + ": " + std::to_string(cells.size()) + " cells, the header has " +
+                       std::to_string(head.size()));
+    if (cells[col["scene"]] != scene)
+      throw InputError(where + ", row " + std::to_string(row) + ": scene '" + cells[col["scene"]] + "', not " + scene);
+    const double res = number(cells, "resolution");
+    if (std::abs(res - resolution) > 1e-9 * resolution)
+      throw InputError(where + ": resolution " + cells[col["resolution"]] + ", this run's reference is at " +
+                       CsvTable::num(resolution));
+    if (cells[col["converged"]] != "yes") throw InputError(where + ": a reference level did not converge");
+    names.push_back(cells[col["probe"]]);
+    r.probes.push_back({number(cells, "extrapolated_ux"), number(cells, "extrapolated_uy"), number(cells, "extrapolated_uz")});
+    r.order = number(cells, "observed_order");
+    r.error_estimate = number(cells, "error_estimate");
+  }
+  if (names != probe_names) {
+    std::string want, got;
+    for (const auto& n : probe_names) want += (want.empty() ? "" : ", ") + n;
+    for (const auto& n : names) got += (got.empty() ? "" : ", ") + n;
+    throw InputError(where + ": probes [" + got + "], the scene's are [" + want + "]");
   }
   return r;
 }

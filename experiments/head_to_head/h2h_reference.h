@@ -5,6 +5,7 @@
 // the scene's tetrahedra at a given resolution, to a relative Newton residual of 1e-8 with inner
 // CG to 1e-10 (at most 100,000 iterations), and the probe displacements interpolated in it.
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,13 @@ struct RichardsonReference {
   double error_estimate = 0;
 };
 RichardsonReference richardson(const std::vector<Vec3>& h, const std::vector<Vec3>& h2, const std::vector<Vec3>& h4);
+
+// The extrapolated reference of `scene` read back from a corot_reference_<scene>.csv that an
+// earlier run wrote (option corot_reference_from: a reference of millions of tetrahedra is
+// solved once, not by every process or call that searches the scene). The file must hold the
+// scene at `resolution` with every level converged and the probes in `probe_names`' order;
+// otherwise an InputError names the file and what differs. `text` receives the file's contents.
+RichardsonReference read_reference_csv(const std::filesystem::path& path, const std::string& scene, double resolution,
+                                       const std::vector<std::string>& probe_names, std::string* text);
 
 }  // namespace eb::head_to_head

@@ -52,7 +52,10 @@ std::vector<ExperimentOption> corot_part_options() {
           {"corot_trial_seconds",
            "corot part: a search trial whose wall time, extrapolated from its first tenths, would exceed this many "
            "seconds is stopped and counted invalid (default 60)",
-           [](const std::string& v) { check_numbers("corot_trial_seconds", v, false); }}};
+           [](const std::string& v) { check_numbers("corot_trial_seconds", v, false); }},
+          {"corot_reference_from",
+           "corot part: a folder holding an earlier run's corot_reference_<scene>.csv, read (scene, resolution and "
+           "probes checked) instead of solving the reference again"}};
 }
 
 }  // namespace

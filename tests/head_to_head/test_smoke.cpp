@@ -7,7 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <functional>
+
+#include "experiments/head_to_head/h2h_reference.h"
 #include "experiments/head_to_head/parts.h"
+#include "meshes/errors.h"
 #include "meshes/mesh_spec.h"
 
 namespace eb::head_to_head {
@@ -44,6 +48,38 @@ TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
   const auto acc = lines(ctx.out_dir / "corot_accuracy_cantilever.csv");
   ASSERT_EQ(acc.size(), 3u);  // 1% and 0.1%
   EXPECT_GE(lines(ctx.out_dir / "corot_trials_cantilever.csv").size(), 3u);
+
+  // A second run reads that reference instead of solving it (corot_reference_from): the same file
+  // beside its results, and trials over a tiny time budget end the search at its first trial.
+  ExperimentContext again = ctx;
+  again.out_dir = std::filesystem::path(::testing::TempDir()) / "h2h_smoke_again";
+  std::filesystem::remove_all(again.out_dir);
+  std::filesystem::create_directories(again.out_dir);
+  again.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg"}, {"corot_sizes", "none"},
+                   {"corot_reference_from", ctx.out_dir.string()}, {"corot_trial_seconds", "1e-6"}};
+  run_corot_part(again);
+  EXPECT_EQ(lines(again.out_dir / "corot_reference_cantilever.csv"), ref);
+  const auto trials = lines(again.out_dir / "corot_trials_cantilever.csv");
+  ASSERT_EQ(trials.size(), 2u);  // the header and the one trial over the budget
+  EXPECT_NE(trials[1].find("over the trial time budget"), std::string::npos) << trials[1];
+
+  // What the reader refuses, naming the file.
+  const Scene& cantilever = corot_scenes().front();
+  const auto file = ctx.out_dir / "corot_reference_cantilever.csv";
+  const double res = cantilever.quick_reference;
+  EXPECT_NO_THROW(read_reference_csv(file, "cantilever", res, {"tip"}, nullptr));
+  for (auto bad : std::vector<std::function<void()>>{
+           [&] { read_reference_csv(file, "cantilever", 2 * res, {"tip"}, nullptr); },
+           [&] { read_reference_csv(file, "bunny", res, {"tip"}, nullptr); },
+           [&] { read_reference_csv(file, "cantilever", res, {"ear", "head"}, nullptr); },
+           [&] { read_reference_csv(ctx.out_dir / "absent.csv", "cantilever", res, {"tip"}, nullptr); }}) {
+    try {
+      bad();
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(ctx.out_dir.string()), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
