@@ -410,10 +410,11 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
                         v.method, v.variant, to_string(c.backend), to_string(c.precision),
                         c.backend == Backend::Cpu ? std::to_string(c.threads) : "", rec.setting,
                         std::to_string(rec.steps), std::to_string(rec.times.steps_timed), o.valid ? "valid" : o.why,
-                        rec.times.batches ? num(o.error) : "", rec.times.batches ? num(rec.settle_change) : "",
-                        rec.times.batches ? num(rec.times.median * 1e-3 * steps / t) : "",
-                        rec.times.batches ? num(rec.times.min * 1e-3 * steps / t) : "",
-                        rec.times.batches ? num(rec.times.max * 1e-3 * steps / t) : ""});
+                        // An invalid trial's row gives its reason and no number.
+                        o.valid ? num(o.error) : "", o.valid ? num(rec.settle_change) : "",
+                        o.valid ? num(rec.times.median * 1e-3 * steps / t) : "",
+                        o.valid ? num(rec.times.min * 1e-3 * steps / t) : "",
+                        o.valid ? num(rec.times.max * 1e-3 * steps / t) : ""});
     trials_csv.write(ctx.out_dir / ("corot_trials_" + s.name + ".csv"));
     if (!ctx.quiet)
       std::cerr << "head-to-head corot: " << s.name << " " << v.method << "/" << v.variant << " " << c.label()
@@ -427,8 +428,9 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
     space.dts = std::min(space.dts, 2);
     space.efforts = std::min(space.efforts, 6);
   }
-  for (double tol : kTolerances) {
-    const SearchResult r = search_cheapest(space, tol, cache);
+  search_tolerances(space, {std::begin(kTolerances), std::end(kTolerances)}, cache, [&](const ToleranceResult& tr) {
+    const SearchResult& r = tr.result;
+    const double tol = tr.tolerance;
     std::vector<std::string> row = {s.name, num(tol), v.method, v.variant, to_string(c.backend), to_string(c.precision),
                                     c.backend == Backend::Cpu ? std::to_string(c.threads) : "",
                                     r.found ? "yes" : "no"};
@@ -439,6 +441,8 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
                              std::to_string(rec.times.steps_timed), "valid", num(r.best_outcome.error),
                              num(r.best_outcome.wall_per_sim_s), num(rec.times.min * 1e-3 * steps / t),
                              num(rec.times.max * 1e-3 * steps / t)});
+    } else if (!tr.searched) {
+      row.insert(row.end(), {"", "", "", "", "not searched: the looser tolerance found no passing setting", "", "", "", ""});
     } else {
       // The closest any settled valid trial came, so that a miss says by how much.
       double closest = std::numeric_limits<double>::infinity();
@@ -451,7 +455,7 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
     row.push_back(num(ref_err));
     acc_csv.add_row(row);
     acc_csv.write(ctx.out_dir / ("corot_accuracy_" + s.name + ".csv"));
-  }
+  });
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "experiments/head_to_head/h2h_search.h"
 
+#include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace eb::head_to_head {
@@ -63,6 +65,20 @@ SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCa
   return r;
 }
 
+void search_tolerances(const SearchSpace& space, std::vector<double> tolerances, TrialCache& trials,
+                       const std::function<void(const ToleranceResult&)>& done) {
+  std::sort(tolerances.begin(), tolerances.end(), std::greater<double>());
+  bool looser_found = true;
+  for (double tol : tolerances) {
+    ToleranceResult t;
+    t.tolerance = tol;
+    t.searched = looser_found;
+    if (t.searched) t.result = search_cheapest(space, tol, trials);
+    looser_found = t.result.found;
+    done(t);
+  }
+}
+
 std::string search_description() {
   return "Per element-size level (coarsest first): dt from the ladder, largest first; at each dt the solver "
          "effort from the cheapest, doubled (the next entry of the variant's effort ladder) until the trial is "
@@ -73,7 +89,8 @@ std::string search_description() {
          "the passing trial with the least wall time per simulated second over the searched levels. Invalid trials "
          "(inverted, non-finite, solver failure) and unsettled ones never pass and never stop the effort or dt "
          "ladder; a trial over the cost budget (element-steps or predicted wall time) ends the effort ladder, at "
-         "the cheapest effort also the level's dt ladder, and at the largest dt and cheapest effort the search.";
+         "the cheapest effort also the level's dt ladder, and at the largest dt and cheapest effort the search. "
+         "Tolerances are searched loosest first, and a tighter one only when the looser found a passing setting.";
 }
 
 }  // namespace eb::head_to_head

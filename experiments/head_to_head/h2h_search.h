@@ -84,6 +84,19 @@ class TrialCache {
 bool passes(const TrialOutcome& o, double tolerance);
 SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCache& trials);
 
+// The searches for several tolerances, loosest first. A tolerance is searched only while the
+// looser one found a passing setting: a trial that meets the tighter tolerance meets the looser
+// one, so where the looser search found none the tighter would run the same ladders for nothing
+// (result.searched = false, result.found = false).
+struct ToleranceResult {
+  double tolerance = 0;
+  bool searched = false;
+  SearchResult result;
+};
+// `done` is called after each tolerance (so that a caller cut short keeps the finished rows).
+void search_tolerances(const SearchSpace& space, std::vector<double> tolerances, TrialCache& trials,
+                       const std::function<void(const ToleranceResult&)>& done);
+
 // The search's rule in one paragraph, for meta files and the report.
 std::string search_description();
 

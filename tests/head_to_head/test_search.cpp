@@ -97,6 +97,31 @@ TEST(HeadToHeadSearch, OverBudgetTrialsEndTheLaddersTheyBound) {
   }
 }
 
+TEST(HeadToHeadSearch, TighterToleranceOnlyAfterTheLooserPassed) {
+  // Passing 1% but not 0.1% at level 0; nothing passes at all when the floor is 5%.
+  for (double floor : {0.004, 0.05}) {
+    int runs = 0;
+    TrialCache cache([&](const TrialSetting& s) {
+      ++runs;
+      TrialOutcome o;
+      o.valid = true;
+      o.error = floor + 0.1 * std::pow(0.5, s.effort);
+      o.wall_per_sim_s = 1.0 + s.effort;
+      return o;
+    });
+    std::vector<ToleranceResult> got;
+    search_tolerances({1, 1, 8}, {1e-3, 1e-2}, cache, [&](const ToleranceResult& t) { got.push_back(t); });
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_DOUBLE_EQ(got[0].tolerance, 1e-2);  // loosest first, whatever the order given
+    EXPECT_TRUE(got[0].searched);
+    EXPECT_EQ(got[0].result.found, floor < 0.01);
+    EXPECT_EQ(got[1].searched, floor < 0.01) << floor;
+    EXPECT_FALSE(got[1].result.found);
+    if (!got[1].searched) EXPECT_TRUE(got[1].result.tried.empty());
+    EXPECT_GT(runs, 0);
+  }
+}
+
 TEST(HeadToHeadSearch, InvalidAndUnsettledTrialsNeverPass) {
   TrialCache cache([&](const TrialSetting& s) {
     TrialOutcome o;
