@@ -36,7 +36,7 @@
 //    methods: their stable step x courant 0.8 then 0.4) and effort doubled from the cheapest
 //    (hexmg cycles, or a CG, Newton or PCG tolerance divided by 10) until the error is below the
 //    tolerance; the first level with a passing trial is the last searched, and the cheapest
-//    passing trial wins; 1% and 0.1%. On the GPU, fp32, and fp64 too for tled and corot-cg.
+//    passing trial wins; 1% and 0.1%. On the GPU, fp32, and fp64 too for tled, corot-cg and bcsr-pcg.
 //    --quick: the cantilever only, its two coarsest levels, the two largest dt, the six cheapest
 //    efforts.
 // Throughput: steps/s (median of 5 batches, min-max) and bytes per element per step (the
@@ -351,6 +351,12 @@ TrialOutcome run_trial(const ExperimentContext& ctx, const Options& opt, const S
       per_step.push_back(w.elapsed_ms() / double(n));
       elapsed_ms += per_step.back() * double(n);
       done = until;
+      // Validity first (a failed solve or an inverted element ends the trial as invalid, whatever
+      // its cost), then the time budget.
+      tracker.check_solver(done, sim.solver_stats());
+      tracker.set_method_counts(sim.validity());
+      sim.copy_state_to_host(u, vel);
+      if (!tracker.check_state(done, u, vel) || !tracker.valid()) break;
       const double predicted_s = elapsed_ms * 1e-3 * double(rec.steps) / double(done);
       if (done < rec.steps && predicted_s > opt.trial_seconds) {
         rec.times = summarize(per_step, done);
@@ -359,9 +365,6 @@ TrialOutcome run_trial(const ExperimentContext& ctx, const Options& opt, const S
         out.over_budget = true;
         return out;
       }
-      tracker.check_solver(done, sim.solver_stats());
-      sim.copy_state_to_host(u, vel);
-      if (!tracker.check_state(done, u, vel)) break;
       if (batch == 8) at_09 = probe_displacements(probes, u);
     }
     tracker.set_method_counts(sim.validity());

@@ -137,7 +137,7 @@ const std::vector<VariantSpec>& corot_variants() {
       {"hexmg", "vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-pcg", "tolerance", kTolerance, {}, false, false, {}},
-      {"bcsr-pcg", "gather", "cg_tolerance", kCgTolerance, {"bcsr-pcg.cg_max_iterations=100000"}, false, false, {}},
+      {"bcsr-pcg", "gather", "cg_tolerance", kCgTolerance, {"bcsr-pcg.cg_max_iterations=100000"}, false, false, {}, true},
       {"corot-cg", "edge", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}, true},
       {"corot-cg", "polar", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}, true},
       {"tled", "gather", "", {}, {}, true, true, {}, true},
