@@ -53,13 +53,6 @@ struct VariantSpec {
   bool small_strain_only = false;          // tled and nr-neohookean: other constitutive models
   bool explicit_dt = false;                // dt from the method's stable step; the ladder is time.courant
   std::vector<Backend> backends;           // empty: every backend it registers
-  // Searched in fp64 as well as fp32 on the GPU: the variant's fp32 state cannot settle at the fine
-  // levels (tled: an explicit update moves u only when dt^2 f / m exceeds an ulp of u; corot-cg:
-  // SOFA's formulation keeps positions, so the strain is a difference of numbers of order 1 m,
-  // 3% off on the cantilever at 30K tetrahedra against 0.05% in fp64), or its fp32 solve breaks
-  // down there (bcsr-pcg: on the cantilever's 1.97M tetrahedra at dt 0.02, fp32 Jacobi-PCG's
-  // residual grew 4e4-fold in 1,181 iterations; fp64 reached 1e-1 in 2,465).
-  bool fp64_too = false;
 };
 
 const std::vector<VariantSpec>& corot_variants();

@@ -44,8 +44,7 @@ std::vector<ExperimentOption> corot_part_options() {
           {"corot_methods", "corot part: methods or method/variant entries to run, comma-separated, in this order (default all, in the table's order)"},
           {"corot_accuracy",
            "corot part: configurations of the time-to-accuracy search, comma-separated BACKEND-PRECISION[-tTHREADS] "
-           "(default cuda-fp32 with a GPU, and cuda-fp64 too for tled, corot-cg and bcsr-pcg, whose fp32 state or "
-           "solve fails at fine meshes; else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
+           "(default cuda-fp32,cuda-fp64 with a GPU, else cpu-fp64 on all threads; --quick cpu-fp64-t1), or none"},
           {"corot_max_element_steps",
            "corot part: a search trial whose elements x steps exceed this is not run (default 5e9; --quick 2e7)",
            [](const std::string& v) { check_numbers("corot_max_element_steps", v, false); }},
