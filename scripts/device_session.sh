@@ -15,9 +15,11 @@
 #           then bench_device_assembly                                                    ~5 min
 #   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
 #   h2h-search  head-to-head corot time-to-accuracy searches, one process per GPU at once:
-#           EB_H2H_SEARCH="SCENE:METHODS SCENE:METHODS ..." (the i-th on GPU i mod the GPU count,
-#           those sharing a GPU one after another), EB_H2H_SECONDS each GPU's limit (default 540),
-#           EB_H2H_TRIAL_S corot_trial_seconds (default 30); each into its own folder  <=9 min
+#           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS] ..." (the i-th on GPU i mod the GPU count,
+#           those sharing a GPU one after another; CONFIGS, e.g. cuda-fp64, sets corot_accuracy),
+#           EB_H2H_SECONDS each GPU's limit (default 540), EB_H2H_TRIAL_S corot_trial_seconds
+#           (default 30); a scene whose reference is in .devcarry/refs/corot_reference_SCENE.csv
+#           or an earlier job's folder reads it (corot_reference_from); each into its own folder <=9 min
 #   sparse  bench_sparse (linalg SpMV/PCG per format, cuSPARSE, Eigen), one process and JSON per
 #           matrix (EB_SPARSE_SIZES, default the ~0.1M and ~1M DOF matrices and the real meshes;
 #           box240, box400, bunny256 each in a call of their own), 5 repetitions, EB_SPARSE_BUDGET s
@@ -240,14 +242,21 @@ for part in $parts; do
       for g in "${!queue[@]}"; do
         (
           end=$(( $(date +%s) + ${EB_H2H_SECONDS:-540} ))
+          k=0
           for job in ${queue[$g]}; do
-            sc=${job%%:*}; methods=${job#*:}; left=$(( end - $(date +%s) ))
+            k=$((k + 1)); dir="$R/$(printf '%s_gpu%s_%02d' "${job%%:*}" "$g" "$k")"
+            IFS=: read -r sc methods configs <<< "$job"; left=$(( end - $(date +%s) ))
             [ $left -gt 10 ] || { echo "h2h-search $job: no time left on GPU $g"; continue; }
+            extra=()
+            [ -n "$configs" ] && extra+=(--option corot_accuracy="$configs")
+            # The scene's reference from .devcarry/refs, else from an earlier job of this call.
+            ref=$(ls "$ROOT/.devcarry/refs/corot_reference_$sc.csv" "$R"/*/head-to-head/corot_reference_$sc.csv 2>/dev/null | head -1)
+            [ -n "$ref" ] && extra+=(--option corot_reference_from="$(dirname "$ref")")
             CUDA_VISIBLE_DEVICES=$g OMP_NUM_THREADS=$(( $(nproc) / ngpu )) timeout $left "$B/bin/elastobench" reproduce head-to-head \
-              --parts corot --no-report -o "$R/${sc}_gpu$g" --option corot_scenes="$sc" --option corot_sizes=none \
-              --option corot_trial_seconds="${EB_H2H_TRIAL_S:-30}" --option corot_methods="$methods" \
-              > "$R/${sc}_gpu$g.log" 2>&1
-            echo "h2h-search $sc on GPU $g exit $?"
+              --parts corot --no-report -o "$dir" --option corot_scenes="$sc" --option corot_sizes=none \
+              --option corot_trial_seconds="${EB_H2H_TRIAL_S:-30}" --option corot_methods="$methods" "${extra[@]}" \
+              > "$dir.log" 2>&1
+            echo "h2h-search $job on GPU $g exit $?"
           done
         ) &
       done

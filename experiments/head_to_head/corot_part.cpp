@@ -393,6 +393,29 @@ TrialOutcome run_trial(const ExperimentContext& ctx, const Options& opt, const S
   return out;
 }
 
+// Per search level, the distance of the reference's static solution at that level from the
+// extrapolation, max over probes of ||u_level| - |u*|| / |u*| (a lower bound of the vector
+// distance), where a reference level (h, 2h, 4h) coincides with a search level; the others by
+// fill_level_floors.
+std::vector<double> level_floors(const Scene& s, const std::vector<double>& levels, double ref_res,
+                                 const RichardsonReference& rr) {
+  std::vector<double> known(levels.size(), std::numeric_limits<double>::quiet_NaN());
+  double res = ref_res;
+  for (const auto& mags : rr.level_magnitudes) {
+    for (size_t i = 0; i < levels.size(); ++i) {
+      if (std::abs(levels[i] - res) > 1e-9 * res || mags.size() != rr.probes.size()) continue;
+      double f = 0;
+      for (size_t p = 0; p < mags.size(); ++p) {
+        const double m = norm3(rr.probes[p]);
+        if (m > 0) f = std::max(f, std::abs(mags[p] - m) / m);
+      }
+      known[i] = f;
+    }
+    res = coarser(s, res);
+  }
+  return fill_level_floors(known);
+}
+
 const std::vector<std::string> kTrialColumns = {
     "scene", "level", "resolution", "elements", "method", "variant", "backend", "precision", "threads", "setting",
     "steps", "steps_timed", "validity", "error", "settle_change", "wall_per_sim_s", "wall_per_sim_s_min",
@@ -404,7 +427,7 @@ const std::vector<std::string> kAccuracyColumns = {
 
 void search_variant(const ExperimentContext& ctx, const Options& opt, const Scene& s, const VariantSpec& v,
                     const Config& c, const std::vector<double>& levels, const std::vector<Vec3>& ref, double ref_err,
-                    CsvTable& trials_csv, CsvTable& acc_csv) {
+                    const std::vector<double>& floors, CsvTable& trials_csv, CsvTable& acc_csv) {
   std::map<TrialSetting, TrialRecord> records;
   TrialCache cache([&](const TrialSetting& ts) {
     TrialRecord& rec = records[ts];
@@ -428,7 +451,7 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
     return o;
   });
   SearchSpace space{int(levels.size()), v.explicit_dt ? int(std::size(kCourantLadder)) : int(s.dt_ladder.size()),
-                    v.effort_key.empty() ? 1 : int(v.effort_ladder.size())};
+                    v.effort_key.empty() ? 1 : int(v.effort_ladder.size()), floors};
   if (ctx.quick) {  // minutes on 2 cores: the two largest dt and the six cheapest efforts
     space.dts = std::min(space.dts, 2);
     space.efforts = std::min(space.efforts, 6);
@@ -453,8 +476,18 @@ void search_variant(const ExperimentContext& ctx, const Options& opt, const Scen
       double closest = std::numeric_limits<double>::infinity();
       for (const auto& [setting, o] : cache.all())
         if (o.valid && o.settle_change < 0.1 * tol) closest = std::min(closest, o.error);
-      row.insert(row.end(), {"", "", "", "", "no valid setting met the tolerance", std::isfinite(closest) ? num(closest) : "",
-                             "", "", ""});
+      std::string why = "no valid setting met the tolerance";
+      if (!r.skipped_levels.empty()) {
+        double floor = std::numeric_limits<double>::infinity();
+        std::string which;
+        for (int l : r.skipped_levels) {
+          floor = std::min(floor, floors[size_t(l)]);
+          which += (which.empty() ? "" : " ") + std::to_string(l);
+        }
+        why += "; levels " + which + " not searched (their static solutions are at least " + num(floor) +
+               " from the reference)";
+      }
+      row.insert(row.end(), {"", "", "", "", why, std::isfinite(closest) ? num(closest) : "", "", "", ""});
     }
     row.push_back(std::to_string(r.tried.size()));
     row.push_back(num(ref_err));
@@ -609,6 +642,10 @@ void run_corot_part(const ExperimentContext& ctx) {
         continue;
       }
     }
+    const std::vector<double> floors = level_floors(s, levels, ref_res, rr);
+    scenes_meta[s.name]["tet_level_floor"] = floors;  // NaN (no bound) is written as null
+    meta["scenes"] = scenes_meta;
+    write_json_atomic(meta_path, meta);
     for (const VariantSpec& v : selected_variants(opt)) {
       for (const Config& c : opt.accuracy) {
         const std::string why = variant_unavailable(v, c.backend, c.precision);
@@ -616,7 +653,8 @@ void run_corot_part(const ExperimentContext& ctx) {
           skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
           continue;
         }
-        search_variant(ctx, opt, s, v, c, levels, rr.probes, rr.error_estimate, trials_csv, acc_csv);
+        search_variant(ctx, opt, s, v, c, levels, rr.probes, rr.error_estimate,
+                       v.reference_element ? floors : std::vector<double>{}, trials_csv, acc_csv);
       }
     }
     skipped.write(ctx.out_dir / ("corot_skipped_" + s.name + ".csv"));

@@ -59,6 +59,12 @@ RichardsonReference richardson(const std::vector<Vec3>& h, const std::vector<Vec
     coarse += norm3(sub3(h2[i], h4[i]));
   }
   RichardsonReference r;
+  r.level_magnitudes.resize(3);
+  for (size_t i = 0; i < h.size(); ++i) {
+    r.level_magnitudes[0].push_back(norm3(h[i]));
+    r.level_magnitudes[1].push_back(norm3(h2[i]));
+    r.level_magnitudes[2].push_back(norm3(h4[i]));
+  }
   r.order = fine > 0 && coarse > fine ? std::clamp(std::log2(coarse / fine), 1.0, 3.0) : (fine > 0 ? 1.0 : 2.0);
   const double f = 1.0 / (std::pow(2.0, r.order) - 1.0);
   for (size_t i = 0; i < h.size(); ++i) {
@@ -99,9 +105,11 @@ RichardsonReference read_reference_csv(const std::filesystem::path& path, const 
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
   for (const char* c : {"scene", "resolution", "converged", "probe", "extrapolated_ux", "extrapolated_uy",
-                        "extrapolated_uz", "observed_order", "error_estimate"})
+                        "extrapolated_uz", "observed_order", "error_estimate", "magnitude", "coarser_magnitude",
+                        "coarser2_magnitude"})
     if (!col.count(c)) throw InputError(where + ": no column '" + std::string(c) + "' (not a Richardson reference)");
   RichardsonReference r;
+  r.level_magnitudes.resize(3);
   std::vector<std::string> names;
   int row = 1;
   auto number = [&](const std::vector<std::string>& cells, const char* c) {
@@ -133,6 +141,9 @@ RichardsonReference read_reference_csv(const std::filesystem::path& path, const 
     if (cells[col["converged"]] != "yes") throw InputError(where + ": a reference level did not converge");
     names.push_back(cells[col["probe"]]);
     r.probes.push_back({number(cells, "extrapolated_ux"), number(cells, "extrapolated_uy"), number(cells, "extrapolated_uz")});
+    r.level_magnitudes[0].push_back(number(cells, "magnitude"));
+    r.level_magnitudes[1].push_back(number(cells, "coarser_magnitude"));
+    r.level_magnitudes[2].push_back(number(cells, "coarser2_magnitude"));
     r.order = number(cells, "observed_order");
     r.error_estimate = number(cells, "error_estimate");
   }

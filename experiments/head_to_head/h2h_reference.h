@@ -40,6 +40,9 @@ struct RichardsonReference {
   double order = 2;
   std::vector<Vec3> probes;
   double error_estimate = 0;
+  // |u| at each probe of the converged static solutions at h, 2h and 4h ([0], [1], [2]): how far
+  // each of these levels itself is from the extrapolation (the search's level floors).
+  std::vector<std::vector<double>> level_magnitudes;
 };
 RichardsonReference richardson(const std::vector<Vec3>& h, const std::vector<Vec3>& h2, const std::vector<Vec3>& h4);
 

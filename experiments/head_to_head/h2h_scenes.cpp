@@ -137,15 +137,15 @@ const std::vector<VariantSpec>& corot_variants() {
       {"hexmg", "vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-pcg", "tolerance", kTolerance, {}, false, false, {}},
-      {"bcsr-pcg", "gather", "cg_tolerance", kCgTolerance, {"bcsr-pcg.cg_max_iterations=100000"}, false, false, {}},
-      {"corot-cg", "edge", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}},
-      {"corot-cg", "polar", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}},
+      {"bcsr-pcg", "gather", "cg_tolerance", kCgTolerance, {"bcsr-pcg.cg_max_iterations=100000"}, false, false, {}, true},
+      {"corot-cg", "edge", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}, true},
+      {"corot-cg", "polar", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}, true},
       {"tled", "gather", "", {}, {}, true, true, {}},
       {"tled", "hourglass", "", {}, {}, true, true, {}},
       {"nr-neohookean", "cpu-opt", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,
-       false, {Backend::Cpu}},
+       false, {Backend::Cpu}, true},
       {"nr-neohookean", "sharednz", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,
-       false, {Backend::Cuda}},
+       false, {Backend::Cuda}, true},
   };
   return v;
 }

@@ -53,6 +53,9 @@ struct VariantSpec {
   bool small_strain_only = false;          // tled and nr-neohookean: other constitutive models
   bool explicit_dt = false;                // dt from the method's stable step; the ladder is time.courant
   std::vector<Backend> backends;           // empty: every backend it registers
+  // Linear tetrahedra on the scene's tet mesh, the reference's own element: the reference's
+  // static solutions bound its error per level (SearchSpace::level_floor).
+  bool reference_element = false;
 };
 
 const std::vector<VariantSpec>& corot_variants();

@@ -1,6 +1,7 @@
 #include "experiments/head_to_head/h2h_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 
@@ -21,6 +22,10 @@ SearchResult search_cheapest(const SearchSpace& space, double tolerance, TrialCa
   constexpr double kNone = std::numeric_limits<double>::infinity();
   bool unaffordable = false;  // the cheapest trial of a level was over the budget
   for (int level = 0; level < space.levels && !unaffordable; ++level) {
+    if (size_t(level) < space.level_floor.size() && space.level_floor[size_t(level)] > kFloorFactor * tolerance) {
+      r.skipped_levels.push_back(level);
+      continue;
+    }
     double previous_dt_best = kNone;
     for (int dt = 0; dt < space.dts; ++dt) {
       double this_dt_best = kNone, previous_error = kNone;
@@ -79,6 +84,15 @@ void search_tolerances(const SearchSpace& space, std::vector<double> tolerances,
   }
 }
 
+std::vector<double> fill_level_floors(std::vector<double> known) {
+  double finer = std::numeric_limits<double>::quiet_NaN();
+  for (size_t i = known.size(); i-- > 0;) {
+    if (std::isnan(known[i])) known[i] = finer;
+    else finer = known[i];
+  }
+  return known;
+}
+
 std::string search_description() {
   return "Per element-size level (coarsest first): dt from the ladder, largest first; at each dt the solver "
          "effort from the cheapest, doubled (the next entry of the variant's effort ladder) until the trial is "
@@ -90,7 +104,10 @@ std::string search_description() {
          "(inverted, non-finite, solver failure) and unsettled ones never pass and never stop the effort or dt "
          "ladder; a trial over the cost budget (element-steps or predicted wall time) ends the effort ladder, at "
          "the cheapest effort also the level's dt ladder, and at the largest dt and cheapest effort the search. "
-         "Tolerances are searched loosest first, and a tighter one only when the looser found a passing setting.";
+         "Tolerances are searched loosest first, and a tighter one only when the looser found a passing setting. "
+         "For the reference's own element (linear tetrahedra: bcsr-pcg, corot-cg, nr-neohookean), a level whose "
+         "converged static solution is further than 1.25 x the tolerance from the reference (the difference of "
+         "magnitudes, a lower bound; a level without one takes the next finer level's) is not searched.";
 }
 
 }  // namespace eb::head_to_head

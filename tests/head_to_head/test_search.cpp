@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "experiments/head_to_head/h2h_search.h"
 
@@ -152,6 +153,44 @@ TEST(HeadToHeadSearch, UnsettledErrorsDoNotStopTheEffortLadder) {
   const SearchResult r = search_cheapest({1, 1, 4}, 1e-2, cache);
   ASSERT_TRUE(r.found);
   EXPECT_EQ(r.best.effort, 2);
+}
+
+TEST(HeadToHeadSearch, SkipsLevelsWhoseStaticSolutionIsTooFarFromTheReference) {
+  // The model's level floors are 5%, 0.4% and 0.04%. With floors 0.05 and 0.0118 given for levels
+  // 0 and 1, at 1% level 0 (0.05 > 1.25%) and level 1 (1.18% < 1.25%, searched) behave differently.
+  std::vector<TrialSetting> order;
+  TrialCache cache([&](const TrialSetting& s) { order.push_back(s); return model(s); });
+  SearchSpace space{3, 4, 6};
+  space.level_floor = {0.05, 0.0118, std::nan("")};
+  const SearchResult r = search_cheapest(space, 1e-2, cache);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.best.level, 1);
+  ASSERT_EQ(r.skipped_levels, std::vector<int>{0});
+  for (const TrialSetting& s : order) EXPECT_NE(s.level, 0);
+  // At 0.1% both bounded levels are skipped; level 2 (no bound) is searched and passes.
+  const SearchResult tight = search_cheapest(space, 1e-3, cache);
+  EXPECT_EQ(tight.skipped_levels, (std::vector<int>{0, 1}));
+  ASSERT_TRUE(tight.found);
+  EXPECT_EQ(tight.best.level, 2);
+  // Every level bounded above the tolerance: nothing is run.
+  order.clear();
+  TrialCache fresh([&](const TrialSetting& s) { order.push_back(s); return model(s); });
+  space.level_floor = {0.05, 0.02, 0.015};
+  const SearchResult none = search_cheapest(space, 1e-2, fresh);
+  EXPECT_FALSE(none.found);
+  EXPECT_TRUE(order.empty());
+  EXPECT_EQ(none.skipped_levels.size(), 3u);
+}
+
+TEST(HeadToHeadSearch, LevelWithoutAFloorTakesTheNextFinerOne) {
+  const double nan = std::nan("");
+  const std::vector<double> f = fill_level_floors({nan, nan, 0.018, 0.005, nan});
+  ASSERT_EQ(f.size(), 5u);
+  EXPECT_DOUBLE_EQ(f[0], 0.018);
+  EXPECT_DOUBLE_EQ(f[1], 0.018);
+  EXPECT_DOUBLE_EQ(f[2], 0.018);
+  EXPECT_DOUBLE_EQ(f[3], 0.005);
+  EXPECT_TRUE(std::isnan(f[4]));  // finer than every known level: no bound
 }
 
 }  // namespace

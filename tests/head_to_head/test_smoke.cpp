@@ -24,7 +24,9 @@ std::vector<std::string> lines(const std::filesystem::path& p) {
   return out;
 }
 
-TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
+// bcsr-pcg's levels are all skipped by their static floors (the --quick cantilever's 0.05 and
+// 0.025 m tetrahedra are percents from the reference), so hexmg's V-cycle runs the trials.
+TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcgAndHexmg) {
   ExperimentContext ctx;
   ctx.out_dir = std::filesystem::path(::testing::TempDir()) / "h2h_smoke";
   std::filesystem::remove_all(ctx.out_dir);
@@ -33,7 +35,7 @@ TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
   ctx.max_threads = 1;
   ctx.quiet = true;
   ctx.data_dir = mesh::default_data_dir();
-  ctx.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg"}, {"corot_sizes", "500"}};
+  ctx.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg,hexmg/vcycle"}, {"corot_sizes", "500"}};
   run_corot_part(ctx);
   for (const char* f : {"corot_reference_cantilever.csv", "corot_throughput_cantilever.csv", "corot_trials_cantilever.csv",
                         "corot_accuracy_cantilever.csv", "corot_skipped_cantilever.csv",
@@ -46,8 +48,13 @@ TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
   ASSERT_GE(thr.size(), 3u);  // fp32 and fp64 on one thread
   EXPECT_NE(thr[1].find(",valid,"), std::string::npos) << thr[1];
   const auto acc = lines(ctx.out_dir / "corot_accuracy_cantilever.csv");
-  ASSERT_EQ(acc.size(), 3u);  // 1% and 0.1%
-  EXPECT_GE(lines(ctx.out_dir / "corot_trials_cantilever.csv").size(), 3u);
+  ASSERT_EQ(acc.size(), 5u);  // 1% and 0.1% of each
+  // bcsr-pcg: no level searched, the row says why; no trial of it.
+  EXPECT_NE(acc[1].find("bcsr-pcg"), std::string::npos) << acc[1];
+  EXPECT_NE(acc[1].find("levels 0 1 not searched (their static solutions are at least"), std::string::npos) << acc[1];
+  const auto first_trials = lines(ctx.out_dir / "corot_trials_cantilever.csv");
+  EXPECT_GE(first_trials.size(), 3u);
+  for (size_t i = 1; i < first_trials.size(); ++i) EXPECT_NE(first_trials[i].find(",hexmg,vcycle,"), std::string::npos) << first_trials[i];
 
   // A second run reads that reference instead of solving it (corot_reference_from): the same file
   // beside its results, and trials over a tiny time budget end the search at its first trial.
@@ -55,7 +62,7 @@ TEST(HeadToHeadSmoke, QuickCantileverWithBcsrPcg) {
   again.out_dir = std::filesystem::path(::testing::TempDir()) / "h2h_smoke_again";
   std::filesystem::remove_all(again.out_dir);
   std::filesystem::create_directories(again.out_dir);
-  again.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "bcsr-pcg"}, {"corot_sizes", "none"},
+  again.options = {{"corot_scenes", "cantilever"}, {"corot_methods", "hexmg/vcycle"}, {"corot_sizes", "none"},
                    {"corot_reference_from", ctx.out_dir.string()}, {"corot_trial_seconds", "1e-6"}};
   run_corot_part(again);
   EXPECT_EQ(lines(again.out_dir / "corot_reference_cantilever.csv"), ref);
