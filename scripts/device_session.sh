@@ -15,8 +15,9 @@
 #           then bench_device_assembly                                                    ~5 min
 #   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
 #   h2h-search  head-to-head corot time-to-accuracy searches, one process per GPU at once:
-#           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS] ..." (the i-th on GPU i mod the GPU count,
-#           those sharing a GPU one after another; CONFIGS, e.g. cuda-fp64, sets corot_accuracy),
+#           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS[:TOLERANCES]] ..." (the i-th on GPU i mod the GPU
+#           count, those sharing a GPU one after another; CONFIGS, e.g. cuda-fp64, sets
+#           corot_accuracy, TOLERANCES corot_tolerances),
 #           EB_H2H_SECONDS each GPU's limit (default 540), EB_H2H_TRIAL_S corot_trial_seconds
 #           (default 30); a scene whose reference is in .devcarry/refs/corot_reference_SCENE.csv
 #           or an earlier job's folder reads it (corot_reference_from); each into its own folder <=9 min
@@ -245,10 +246,11 @@ for part in $parts; do
           k=0
           for job in ${queue[$g]}; do
             k=$((k + 1)); dir="$R/$(printf '%s_gpu%s_%02d' "${job%%:*}" "$g" "$k")"
-            IFS=: read -r sc methods configs <<< "$job"; left=$(( end - $(date +%s) ))
+            IFS=: read -r sc methods configs tolerances <<< "$job"; left=$(( end - $(date +%s) ))
             [ $left -gt 10 ] || { echo "h2h-search $job: no time left on GPU $g"; continue; }
             extra=()
             [ -n "$configs" ] && extra+=(--option corot_accuracy="$configs")
+            [ -n "$tolerances" ] && extra+=(--option corot_tolerances="$tolerances")
             # The scene's reference from .devcarry/refs, else from an earlier job of this call.
             ref=$(ls "$ROOT/.devcarry/refs/corot_reference_$sc.csv" "$R"/*/head-to-head/corot_reference_$sc.csv 2>/dev/null | head -1)
             [ -n "$ref" ] && extra+=(--option corot_reference_from="$(dirname "$ref")")

@@ -52,6 +52,16 @@ std::vector<ExperimentOption> corot_part_options() {
            "corot part: a search trial whose wall time, extrapolated from its first tenths, would exceed this many "
            "seconds is stopped and counted invalid (default 60)",
            [](const std::string& v) { check_numbers("corot_trial_seconds", v, false); }},
+          {"corot_tolerances",
+           "corot part: relative errors the time-to-accuracy search is run for, comma-separated, each in (0, 1) "
+           "(default 0.1,0.01,0.001; a tolerance under twice the reference's error estimate is not searched)",
+           [](const std::string& v) {
+             check_numbers("corot_tolerances", v, false);
+             std::stringstream ss(v);
+             for (std::string s; std::getline(ss, s, ',');)
+               if (!(std::stod(s) < 1))
+                 throw InputError("head-to-head option corot_tolerances: '" + s + "' is not a relative error below 1");
+           }},
           {"corot_reference_from",
            "corot part: a folder holding an earlier run's corot_reference_<scene>.csv, read (scene, resolution and "
            "probes checked) instead of solving the reference again"}};
