@@ -26,6 +26,7 @@ import glob
 import importlib.util
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -131,7 +132,9 @@ def steps_figures(throughput, figures_dir):
     return out
 
 
-def tta_figures(accuracy, figures_dir):
+def tta_figures(accuracy, figures_dir, machine=""):
+    """One bar chart per tolerance; `machine` (another results folder's device) suffixes the file
+    and titles the chart, so that machines' timings are never drawn on one axis."""
     out = []
     for tol in sorted({r["tolerance"] for r in accuracy}, key=lambda t: -float(t)):
         found = [r for r in accuracy if r["tolerance"] == tol and r["found"] == "yes"]
@@ -139,7 +142,7 @@ def tta_figures(accuracy, figures_dir):
             continue
         scenes = sorted({r["scene"] for r in found})
         labels = sorted({f"{r['method']}/{r['variant']} {config(r)}" for r in found})
-        fig, ax = plt.subplots(figsize=(8, 5))
+        fig, ax = plt.subplots(figsize=(10, 5))
         width = 0.8 / max(1, len(labels))
         for k, label in enumerate(labels):
             for i, scene in enumerate(scenes):
@@ -155,12 +158,14 @@ def tta_figures(accuracy, figures_dir):
         ax.set_xticklabels(scenes)
         ax.set_yscale("log")
         ax.set_ylabel("wall time per simulated second (s/s)")
-        ax.set_title(f"time to accuracy: displacement error < {float(tol):.1%} against the fp64 reference")
+        ax.set_title(f"time to accuracy{' on ' + machine if machine else ''}: displacement error < "
+                     f"{float(tol):.1%} against the fp64 reference", fontsize=10)
         handles, names = ax.get_legend_handles_labels()
         uniq = dict(zip(names, handles))
-        ax.legend(uniq.values(), uniq.keys(), fontsize=7)
+        # Beside the axes, so that it covers no bar.
+        ax.legend(uniq.values(), uniq.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.grid(True, axis="y", which="both", alpha=0.3)
-        out.append(save(fig, figures_dir, f"{NAME}_tta_{tol}"))
+        out.append(save(fig, figures_dir, f"{NAME}_tta_{tol}" + (f"_{machine}" if machine else "")))
     return out
 
 
@@ -183,17 +188,70 @@ def reference_table(reference):
     return table(head + ["est. error of u_ref"], body)
 
 
+def short_numbers(text):
+    """Long floats inside a row's reason (written at full precision) to three digits."""
+    return re.sub(r"\d+\.\d{5,}(e-?\d+)?", lambda m: f"{float(m.group()):.3g}", text)
+
+
+UNJUDGEABLE = "not searched: the reference's error estimate"
+METHODS = ["hexmg", "tled", "bcsr-pcg", "corot-cg", "nr-neohookean"]
+
+
+def headline_table(accuracy, trials=()):
+    """Per tolerance and scene, each method's cheapest passing setting over its variants and
+    configurations (wall s per simulated s), or why it has none (`trials` tell a search cut
+    short, or one whose trials were all over the budget, from a method never run)."""
+    body = []
+    tols = sorted({r["tolerance"] for r in accuracy}, key=lambda t: -float(t))
+    for tol in tols:
+        for scene in sorted({r["scene"] for r in accuracy}):
+            rows = [r for r in accuracy if r["tolerance"] == tol and r["scene"] == scene]
+            if not rows or all(r["validity"].startswith(UNJUDGEABLE) for r in rows):
+                continue
+            cells = []
+            for m in METHODS:
+                mine = [r for r in rows if r["method"] == m]
+                found = [r for r in mine if r["found"] == "yes"]
+                if found:
+                    b = min(found, key=lambda r: number(r["wall_per_sim_s"]))
+                    cells.append(f"**{show(b['wall_per_sim_s'])}** ({b['variant']} {b['precision']}, {b['elements']} el.)")
+                else:
+                    tried = [t for t in trials if t["scene"] == scene and t["method"] == m]
+                    closest = [number(r["error"]) for r in mine if r["error"]]
+                    if closest:
+                        cells.append(f"none (closest {min(closest):.2%})")
+                    elif mine and tried and all("over the trial" in t["validity"] for t in tried):
+                        cells.append("none: every trial over the budget")
+                    elif mine:
+                        cells.append("none")
+                    elif tried:
+                        cells.append(f"search cut short ({len(tried)} trials)")
+                    else:
+                        cells.append("not run")
+            body.append([scene, f"{float(tol):.1%}"] + cells)
+    return table(["scene", "tolerance"] + METHODS, body)
+
+
 def accuracy_table(accuracy):
     body = []
+    unjudgeable = {}
     for r in accuracy:
+        if r["validity"].startswith(UNJUDGEABLE):
+            unjudgeable.setdefault((r["scene"], show(r["reference_error_estimate"])), set()).add(
+                f"{float(r['tolerance']):.1%}")
+            continue
         cost = (f"{show(r['wall_per_sim_s'])} ({show(r['wall_per_sim_s_min'])}-{show(r['wall_per_sim_s_max'])})"
-                if r["found"] == "yes" else r["validity"])
+                if r["found"] == "yes" else short_numbers(r["validity"]))
         error = show(r["error"]) if r["found"] == "yes" else (f"closest {show(r['error'])}" if r["error"] else "")
         body.append([r["scene"], f"{float(r['tolerance']):.1%}", f"{r['method']}/{r['variant']}", config(r),
                      r["elements"], r["setting"], error, cost, r["steps_timed"], r["trials"],
                      show(r["reference_error_estimate"])])
-    return table(["scene", "tolerance", "method/variant", "backend", "elements", "setting", "error",
-                  "wall s per simulated s (min-max)", "steps timed", "trials", "reference error est."], body)
+    out = table(["scene", "tolerance", "method/variant", "backend", "elements", "setting", "error",
+                 "wall s per simulated s (min-max)", "steps timed", "trials", "reference error est."], body)
+    for (scene, est), tols in sorted(unjudgeable.items()):
+        out += (f"\n\n{scene}: {' and '.join(sorted(tols, key=lambda t: -float(t.rstrip('%'))))} not searched for any "
+                f"method: the reference's error estimate ({est}) is over half the tolerance.")
+    return out
 
 
 def throughput_table(throughput):
@@ -241,7 +299,7 @@ def runs_table(meta):
     return table(["scenes", "variants", "build", "machine", "note"], body) if body else ""
 
 
-def other_machines(results_dir):
+def other_machines(results_dir, figures_dir):
     """The corot accuracy tables of the same experiment on the other machines' result folders
     (experiments/results/<device>/head-to-head), each under its own machine line: timings are
     compared only within one machine."""
@@ -260,7 +318,12 @@ def other_machines(results_dir):
         runs = runs_table(meta)
         if runs:
             md += [runs, ""]
-        md += [reference_table(rows_of(d, "reference")), "", accuracy_table(rows_of(d, "accuracy")), ""]
+        accuracy = rows_of(d, "accuracy")
+        machine = os.path.basename(os.path.dirname(d))
+        md += [reference_table(rows_of(d, "reference")), "", "Each method at its cheapest (wall s per simulated s):", "",
+               headline_table(accuracy, rows_of(d, "trials")), "", accuracy_table(accuracy), ""]
+        for p in tta_figures(accuracy, figures_dir, machine):
+            md += [f"![time to accuracy on {machine}]({p})", ""]
     return md
 
 
@@ -287,7 +350,9 @@ def build(results_dir, figures_dir):
         if reference:
             md += [reference_table(reference), ""]
         if accuracy:
-            md += [accuracy_table(accuracy), ""]
+            md += ["Each method at its cheapest (wall s per simulated s):", "",
+                   headline_table(accuracy, rows_of(results_dir, "trials")), "",
+                   accuracy_table(accuracy), ""]
         for p in tta_figures(accuracy, figures_dir):
             md += [f"![time to accuracy]({p})", ""]
         if throughput:
@@ -299,7 +364,7 @@ def build(results_dir, figures_dir):
                    table(["scene", "method", "variant", "backend", "precision", "why"],
                          [[r[k] for k in ("scene", "method", "variant", "backend", "precision", "why")]
                           for r in skipped]), ""]
-    md += other_machines(results_dir)
+    md += other_machines(results_dir, figures_dir)
     md += other_parts(results_dir, figures_dir)
     return portable_paths("\n".join(md))
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""analysis/head_to_head.py's corot tables on committed GPU results
+(experiments/results/h200/head-to-head): the headline table gives each method's cheapest passing
+row of the accuracy CSVs, tolerances the reference cannot judge are one sentence instead of a row
+each, long floats in reasons are shortened, and a method with trials but no accuracy row reads as
+a search cut short.
+
+    test_corot_analysis.py ANALYSIS_DIR RESULTS_DIR
+"""
+import sys
+
+analysis, results = sys.argv[1:3]
+sys.path.insert(0, analysis)
+import head_to_head as h  # noqa: E402
+
+accuracy = h.rows_of(results, "accuracy")
+trials = h.rows_of(results, "trials")
+assert accuracy and trials, results
+head = h.headline_table(accuracy, trials)
+lines = head.splitlines()
+assert lines[0] == "| scene | tolerance | " + " | ".join(h.METHODS) + " |", lines[0]
+checked = 0
+for r in accuracy:
+    if r["found"] != "yes":
+        continue
+    same = [x for x in accuracy if x["found"] == "yes" and x["scene"] == r["scene"] and
+            x["tolerance"] == r["tolerance"] and x["method"] == r["method"]]
+    best = min(same, key=lambda x: float(x["wall_per_sim_s"]))
+    row = next(line for line in lines
+               if line.startswith(f"| {r['scene']} | {float(r['tolerance']):.1%} |"))
+    cell = row.split(" | ")[2 + h.METHODS.index(r["method"])]
+    assert cell.startswith(f"**{h.show(best['wall_per_sim_s'])}** ({best['variant']} {best['precision']}"), (cell, best)
+    checked += 1
+assert checked > 10, checked
+
+unjudged = [r for r in accuracy if r["validity"].startswith(h.UNJUDGEABLE)]
+assert unjudged, "the committed bunny rows at 1% and 0.1% are not searched"
+table = h.accuracy_table(accuracy)
+assert h.UNJUDGEABLE not in table
+for scene in {r["scene"] for r in unjudged}:
+    assert f"\n\n{scene}: 1.0% and 0.1% not searched for any method" in table, scene
+    assert not any(line.startswith(f"| {scene} | 1.0% |") for line in head.splitlines()), scene
+assert h.short_numbers("at least 0.0179426574866974 from") == "at least 0.0179 from"
+assert h.short_numbers("dt=0.02 cycles=8") == "dt=0.02 cycles=8"
+
+cut = [{"scene": "s", "tolerance": "0.01", "method": "hexmg", "variant": "vcycle", "precision": "fp32",
+        "found": "yes", "wall_per_sim_s": "2", "elements": "8", "error": "0.001", "validity": "valid"}]
+cut_trials = [{"scene": "s", "method": "tled", "validity": "valid"}]
+row = h.headline_table(cut, cut_trials).splitlines()[2]
+assert "| search cut short (1 trials) | not run |" in row, row
+print("ok:", checked, "found rows,", len(unjudged), "unjudged rows")
