@@ -364,9 +364,9 @@ def parameters_table(meta, pub):
     same = all(r[1] in (r[2], f"at most {r[2]}") for r in rows)
     verdict = ("Verdict: the material, time step, model size and the fixed 18 CG iterations are the paper's"
                if same else "Verdict: some parameters differ from the paper's (see the table)")
-    if meta.get("load_note"):
-        verdict += f"; the load differs: {meta['load_note']}"
-    return md_table(["parameter", "published", "ours", "source"], rows) + "\n\n" + verdict + "."
+    verdict += "; the load differs (below)." if meta.get("load_note") else "."
+    load = f"\n\nLoad: {meta['load_note']}." if meta.get("load_note") else ""
+    return md_table(["parameter", "published", "ours", "source"], rows) + "\n\n" + verdict + load
 
 
 def models_table(models, pub):
@@ -389,14 +389,14 @@ def models_table(models, pub):
                       "smallest tetrahedron (m^3)", "largest tetrahedron (m^3)", "largest / smallest"], rows)
     h_paper = (6 * ve) ** (1 / 3)
     typical = ", ".join(str(x) for x in pub["values"]["voxels_typical"]["value"])
-    verdict = (f"Verdict: the paper's initial element volume, {fmt(ve)} m^3 ({pub['values']['initial_element_volume']['cite']}), "
-               f"is a voxel of {h_paper * 1000:.1f} mm cut into 6 tetrahedra, i.e. N = {size / h_paper:.0f} voxels along a "
-               f"{size * 100:.0f} cm model (its typical N: {typical}, Sec. 5.5)")
-    if best:
-        verdict += (f"; our nearest is {best[1]} at N = {best[2]}, smallest tetrahedron {fmt(best[3])} m^3 "
-                    f"({fmt(best[3] / ve)} x the paper's)")
-    verdict += (". Interior tetrahedra are merged into larger ones (Sec. 5.5), hence largest / smallest > 1; the paper "
-                "states no element counts for its models.")
+    # The derivation and the merging note are context; the verdict is the match, in two sentences.
+    context = (f"The paper's initial element volume, {fmt(ve)} m^3 ({pub['values']['initial_element_volume']['cite']}), is a "
+               f"voxel of {h_paper * 1000:.1f} mm cut into 6 tetrahedra, i.e. N = {size / h_paper:.0f} voxels along a "
+               f"{size * 100:.0f} cm model (its typical N: {typical}, Sec. 5.5); it states no element counts. Interior "
+               "tetrahedra are merged into larger ones (Sec. 5.5), hence largest / smallest > 1.")
+    verdict = (f"Verdict: comparable: our nearest is {best[1]} at N = {best[2]}, smallest tetrahedron {fmt(best[3])} m^3 "
+               f"({fmt(best[3] / ve)} x the paper's)." if best else "Verdict: not testable: no model's volumes recorded.")
+    verdict = context + "\n\n" + verdict
     return table + "\n\n" + verdict
 
 
@@ -489,9 +489,21 @@ def timing_check(runs):
     return ("Timing check: " + "; ".join(notes) + ".") if notes else ""
 
 
+def grouped(findings):
+    """'GPU fp32 and GPU fp64: agrees; CPU ...: does not agree' from (series, label) pairs, in order."""
+    order, by = [], {}
+    for series, label in findings:
+        if label not in by:
+            order.append(label)
+        by.setdefault(label, []).append(series)
+    return "; ".join(" and ".join(by[label]) + ": " + label for label in order)
+
+
 def dominance_verdict(runs, pub):
+    """Per series, which phase is the largest below 30k elements and whether Matrix exceeds CG
+    from 30k on (a table), and a one-sentence verdict grouping the series by their agreement."""
     cite = pub["values"]["cg_dominates_below_elements"]["cite"]
-    parts = []
+    rows, findings = [], []
     for cfg in runs.configs:
         below, above = [], []
         for size in runs.sizes(cfg):
@@ -505,33 +517,28 @@ def dominance_verdict(runs, pub):
             largest = max((k for k in t if t[k] is not None), key=lambda k: t[k])
             (below if e < CG_CROSSOVER else above).append((e, largest, t["Matrix"] > t["CG"]))
         if not below and not above:
-            parts.append(f"{config_label(cfg)}: no valid phase times")
             continue
-        text = f"{config_label(cfg)}: "
-        if below:
-            tally = {}
-            for x in below:
-                tally[x[1]] = tally.get(x[1], 0) + 1
-            text += "below 30k elements the largest phase is " + ", ".join(
-                f"{name} at {n} of {len(below)} sizes" for name, n in sorted(tally.items(), key=lambda t: -t[1]))
-        else:
-            text += "no size below 30k elements run"
-        if above:
-            text += f"; from 30k on Matrix exceeds CG at {sum(a[2] for a in above)} of {len(above)} sizes"
-        else:
-            text += "; no size of 30k elements or more run"
+        tally = {}
+        for x in below:
+            tally[x[1]] = tally.get(x[1], 0) + 1
+        low = (", ".join(f"{name} at {n} of {len(below)}" for name, n in sorted(tally.items(), key=lambda t: -t[1]))
+               if below else "no size run")
+        high = f"{sum(a[2] for a in above)} of {len(above)}" if above else "no size run"
         cross = [x[0] for x in sorted(below + above) if x[2]]
-        text += (f" (Matrix first exceeds CG at {elements_text(cross[0])} elements)" if cross
-                 else " (Matrix never exceeds CG)")
         low_ok, high_ok = all(x[1] == "CG" for x in below), all(x[2] for x in above)
         if below and above:
-            text += ": " + ("agrees" if low_ok and high_ok else "agrees below 30k only" if low_ok
-                            else "agrees from 30k on only" if high_ok else "does not agree")
+            label = ("agrees" if low_ok and high_ok else "agrees below 30k only" if low_ok
+                     else "agrees from 30k on only" if high_ok else "does not agree")
         else:
-            text += ": " + ("agrees" if (low_ok if below else high_ok) else "does not agree") + " where testable"
-        parts.append(text)
-    return ("Verdict on Sec. 6 ('" + cite.split(": '", 1)[-1].rstrip("'") + "'; the paper's GTX 570, CG at 18 iterations) "
-            "in our runs on this hardware: " + "; ".join(parts) + ".")
+            label = ("agrees" if (low_ok if below else high_ok) else "does not agree") + " where testable"
+        rows.append([config_label(cfg), low, high, elements_text(cross[0]) if cross else "never", label])
+        findings.append((config_label(cfg), label))
+    if not rows:
+        return ""
+    table = md_table(["series", "largest phase below 30k elements (sizes)", "Matrix > CG from 30k on (sizes)",
+                      "Matrix first exceeds CG at", "against the paper"], rows)
+    return (f"Claim (Sec. 6, the paper's GTX 570, CG at 18 iterations): '{cite.split(chr(39), 1)[-1].rstrip(chr(39))}'\n\n"
+            + table + "\n\nVerdict: " + grouped(findings) + ".")
 
 
 def rate_verdict(runs, pub):
@@ -589,13 +596,12 @@ def update_table(runs, pub):
 
 
 def update_verdict(runs, pub):
+    """Per series, the gather update's GB/s above 5k elements (a table); the verdict is the GPU's,
+    whose figure the paper gives, in one sentence, and the CPU's range in another."""
     v = pub["values"]
     paper, min_e = v["update_gbps"]["value"], v["update_gbps_min_elements"]["value"]
     nominal = v.get("gtx570_nominal_bandwidth", {}).get("value")
-    claim = (f"Verdict on Sec. 6 ('about {paper:g} GB/sec, in all cases with more than 5k elements', GTX 570"
-             + (f"; {paper / nominal:.0%} of the card's nominal {nominal:g} GB/s, the paper measures no triad" if nominal else "")
-             + ")")
-    parts = []
+    rows, gpu, cpu = [], [], []
     for cfg in runs.configs:
         pts = []
         for size in runs.sizes(cfg):
@@ -607,25 +613,34 @@ def update_verdict(runs, pub):
             continue
         gb = [p[0] for p in pts]
         fr = [p[1] for p in pts if p[1] is not None]
-        text = f"{config_label(cfg)}: gather {span(gb, fmt)} GB/s over {len(pts)} size{'s' if len(pts) > 1 else ''} above 5k elements"
-        if cfg[0] == "cuda":  # the paper's figure is its GPU's
-            text += (f", >= {paper:g} GB/s at {'every one' if len(gb) > 1 else 'it'}" if min(gb) >= paper
-                     else f", below {paper:g} GB/s at {sum(g < paper for g in gb)} of {len(gb)}")
-        if fr:
-            text += f", {span(fr, pct)} of triad"
         ratio = [p[0] / p[2] for p in pts if p[2]]
-        if ratio:
-            text += f", {fmt(float(np.median(ratio)))} x the SpMV's GB/s (median; Sec. 6 likens the update to an SpMV)"
         faster = [(runs.get(cfg, s, "gather"), runs.get(cfg, s, "scatter")) for s in runs.sizes(cfg)]
         faster = [(val(a, "update_ms"), val(b, "update_ms")) for a, b in faster if usable(a) and usable(b)]
         faster = [(a, b) for a, b in faster if a and b]
-        if faster:
-            text += f"; gather faster than scatter at {sum(a < b for a, b in faster)} of {len(faster)} sizes"
-        parts.append(text)
-    if not runs.gpu():
-        parts.append("no GPU rows, so the paper's GPU figure is not tested here"
-                     + (" (quick mode: CPU only)" if runs.configs else ""))
-    return claim + ": " + ("; ".join(parts) if parts else f"no valid update above 5k elements ({NOT_RUN})") + "."
+        rows.append([config_label(cfg), str(len(pts)), span(gb, fmt), span(fr, pct) if fr else "",
+                     fmt(float(np.median(ratio))) if ratio else "",
+                     f"{sum(a < b for a, b in faster)} of {len(faster)}" if faster else "GPU only"])
+        (gpu if cfg[0] == "cuda" else cpu).append((gb, fr))
+    claim = (f"Claim (Sec. 6, GTX 570): about {paper:g} GB/s in every case above 5k elements"
+             + (f", {paper / nominal:.0%} of the card's nominal {nominal:g} GB/s (no triad measured)" if nominal else "") + ".")
+    if not rows:
+        return claim + f"\n\nVerdict: not testable: no valid update above 5k elements ({NOT_RUN})."
+    table = md_table(["series", "sizes above 5k elements", "gather GB/s", "of triad", "x the SpMV's GB/s (median)",
+                      "gather faster than scatter"], rows)
+    if gpu:
+        lo = min(min(g) for g, _ in gpu)
+        hi = max(max(g) for g, _ in gpu)
+        fr = [f for _, fs in gpu for f in fs]
+        verdict = (f"Verdict: {'reproduced' if lo >= paper else 'not reproduced'} on the GPU: the gather update runs at "
+                   f"{fmt(lo)}-{fmt(hi)} GB/s above 5k elements ({'at least' if lo >= paper else 'not always'} {paper:g} GB/s"
+                   + (f"; {pct(min(fr))}-{pct(max(fr))} of triad" if fr else "") + ").")
+    else:
+        verdict = "Verdict: not testable here: no GPU rows (the paper's figure is its GPU's)."
+    if cpu:
+        fr = [f for _, fs in cpu for f in fs]
+        verdict += (f" The CPU's reaches {fmt(min(min(g) for g, _ in cpu))}-{fmt(max(max(g) for g, _ in cpu))} GB/s"
+                    + (f" ({pct(min(fr))}-{pct(max(fr))} of its triad)." if fr else "."))
+    return claim + "\n\n" + table + "\n\n" + verdict
 
 
 def spmv_table(runs, pub):
@@ -664,8 +679,12 @@ def reach(points, frac=0.9):
 
 
 def gflops_verdict(runs, pub):
+    """Per series, where Matrix and CG reach 90% of their best GFLOP/s, CG's trend at the largest
+    size, how often Total rises with size and the SpMV's fraction of triad (a table); the verdict
+    sets the GPU's against the paper's three statements in two sentences."""
     v = pub["values"]
-    parts = []
+    peak_k, cg_k = v["matrix_peak_elements"]["value"], v["cg_not_at_max_elements"]["value"]
+    rows, gpu = [], []
     for cfg in runs.configs:
         def pts(col, source="phases"):
             out = []
@@ -678,21 +697,31 @@ def gflops_verdict(runs, pub):
         mat, cg, tot, spmv = pts("matrix_gflops"), pts("cg_gflops"), pts("total_gflops", "total"), pts("spmv_of_triad")
         if len(mat) < 2 or len(cg) < 2:
             continue
-        text = (f"{config_label(cfg)}: Matrix reaches 90% of its best GFLOP/s at {elements_text(reach(mat))} elements, "
-                f"CG at {elements_text(reach(cg))}")
         last, prev = cg[-1], cg[-2]
         trend = "still rising" if last[1] > 1.05 * prev[1] else "falling" if last[1] < 0.95 * prev[1] else "flat"
-        text += (f" (CG {trend} at the largest size, {elements_text(last[0])}: "
-                 f"{fmt(last[1])} vs {fmt(prev[1])} GFLOP/s)")
-        if tot:
-            ups = sum(b[1] > a[1] for a, b in zip(tot, tot[1:]))
-            text += f"; Total rises at {ups} of {len(tot) - 1} steps in size"
-        if spmv:
-            text += f"; SpMV at {pct(spmv[-1][1])} of triad at the largest size"
-        parts.append(text)
-    return (f"Verdict on Sec. 6 (local matrices peak at ~{v['matrix_peak_elements']['value'] // 1000:g}k elements; CG not "
-            f"at its maximum at {v['cg_not_at_max_elements']['value'] // 1000:g}k; '{v['total_increases_with_elements']['text']}'): "
-            + ("; ".join(parts) if parts else "too few valid sizes to tell") + ".")
+        ups = sum(b[1] > a[1] for a, b in zip(tot, tot[1:])) if tot else None
+        rows.append([config_label(cfg), elements_text(reach(mat)), elements_text(reach(cg)),
+                     f"{trend} ({fmt(prev[1])} to {fmt(last[1])} GFLOP/s at {elements_text(last[0])})",
+                     f"{ups} of {len(tot) - 1}" if tot else "", pct(spmv[-1][1]) if spmv else ""])
+        if cfg[0] == "cuda":
+            gpu.append((config_label(cfg), reach(mat), reach(cg), ups, len(tot) - 1 if tot else 0))
+    claim = (f"Claims (Sec. 6): the local matrices peak at about {peak_k // 1000:g}k elements; CG is not at its maximum at "
+             f"{cg_k // 1000:g}k; '{v['total_increases_with_elements']['text']}'.")
+    if not rows:
+        return claim + "\n\nVerdict: too few valid sizes to tell."
+    table = md_table(["series", "Matrix reaches 90% of its best at", "CG reaches 90% of its best at",
+                      "CG at the largest size", "Total rises (steps in size)", "SpMV of triad at the largest"], rows)
+    if not gpu:
+        return claim + "\n\n" + table + "\n\nVerdict: not testable here: no GPU rows."
+    mat_at = sorted({m for _, m, _, _, _ in gpu})
+    cg_at = sorted({c for _, _, c, _, _ in gpu})
+    rises = all(u == n for _, _, _, u, n in gpu if n)
+    close = all(m <= 2 * peak_k for m in mat_at) and all(c > cg_k for c in cg_at)
+    verdict = (f"Verdict: {'reproduced' if close and rises else 'differs in scale' if rises else 'differs'}: on the GPU the "
+               f"local matrices level off at {' and '.join(elements_text(m) for m in mat_at)} elements (paper: ~{peak_k // 1000:g}k) "
+               f"and CG at {' and '.join(elements_text(c) for c in cg_at)} (paper: beyond {cg_k // 1000:g}k). Total GFLOP/s "
+               f"{'rises at every step in size, as the paper says' if rises else 'does not rise at every step in size'}.")
+    return claim + "\n\n" + table + "\n\n" + verdict
 
 
 def iterations_table(its, meta, pub):
@@ -727,8 +756,9 @@ def iterations_table(its, meta, pub):
         parts.append(f"tolerance {tol:g}: {count(min(mins) if mins else None)}-{count(max(maxs))} iterations per step, "
                      + (f"{fixed} suffice at every size" if ok == len(maxs) else f"{fixed} suffice at {ok} of {len(maxs)} sizes")
                      + (" (within the paper's 5-18)" if mins and min(mins) >= lo and max(maxs) <= hi else ""))
-    verdict = (f"Verdict on Sec. 6 ('{v['cg_iterations_min']['cite'].split(': ', 1)[-1].split(chr(39) + ' (')[0].strip(chr(39))}'; "
-               f"the fixed {fixed} of the performance runs): " + ("; ".join(parts) if parts else "no valid run") + ".")
+    claim = (f"Claim (Sec. 6): '{v['cg_iterations_min']['cite'].split(': ', 1)[-1].split(chr(39) + ' (')[0].strip(chr(39))}' "
+             f"(the performance runs fix {fixed}).")
+    verdict = claim + "\n\nVerdict: " + ("; ".join(parts) if parts else "no valid run") + "."
     return "\n\n".join(x for x in (table, note, verdict) if x)
 
 
