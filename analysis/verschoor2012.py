@@ -35,6 +35,7 @@ import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import verdict_table as vt  # noqa: E402
 from portable_paths import portable_paths  # noqa: E402
 from run_validity import NOT_RECORDED, row_validity  # noqa: E402
 
@@ -344,7 +345,7 @@ def fig_bandwidth(runs, pub, figures_dir):
 
 
 # ---- tables -----------------------------------------------------------------------------------
-def parameters_table(meta, pub):
+def parameters_table(meta, pub, summary=None):
     v = pub["values"]
     mat = meta.get("material") or {}
     cg = meta.get("cg") or {}
@@ -365,11 +366,16 @@ def parameters_table(meta, pub):
     verdict = ("Verdict: the material, time step, model size and the fixed 18 CG iterations are the paper's"
                if same else "Verdict: some parameters differ from the paper's (see the table)")
     verdict += "; the load differs (below)." if meta.get("load_note") else "."
+    if summary is not None:
+        summary.append(vt.row("Sec. 6 parameters", "material, time step, model size, 18 CG iterations", "the paper's",
+                              "same" if same else "differ", "reproduced" if same else "differs",
+                              ("the same" if same else "some differ (see the table)") +
+                              ("; the load is ours: each model stands on its base under gravity." if meta.get("load_note") else ".")))
     load = f"\n\nLoad: {meta['load_note']}." if meta.get("load_note") else ""
     return md_table(["parameter", "published", "ours", "source"], rows) + "\n\n" + verdict + load
 
 
-def models_table(models, pub):
+def models_table(models, pub, summary=None):
     if models is None:
         return f"Models: {NOT_RUN} (no models.csv)."
     ve = pub["values"]["initial_element_volume"]["value"]
@@ -397,10 +403,13 @@ def models_table(models, pub):
     verdict = (f"Verdict: comparable: our nearest is {best[1]} at N = {best[2]}, smallest tetrahedron {fmt(best[3])} m^3 "
                f"({fmt(best[3] / ve)} x the paper's)." if best else "Verdict: not testable: no model's volumes recorded.")
     verdict = context + "\n\n" + verdict
+    if summary is not None and best:
+        summary.append(vt.row("Sec. 5.5 models", "smallest tetrahedron of the nearest model (m^3)", ve, best[3], "reproduced",
+                              f"{best[1]} at N = {best[2]} is {fmt(best[3] / ve)}x the paper's initial element volume."))
     return table + "\n\n" + verdict
 
 
-def phase_times_table(runs, pub):
+def phase_times_table(runs, pub, summary=None):
     if not runs.configs:
         return f"Per-phase times: {NOT_RUN} (no performance.csv)."
     rows = []
@@ -445,7 +454,7 @@ def phase_times_table(runs, pub):
             "alone, CUDA events on the GPU, steady clock on the CPU). The GPU's whole step is also timed as one CUDA graph "
             "launch per step (median, with the fastest and slowest step); steps/s come from those graph runs where present, "
             "else from the phases runs (marked on the GPU). CG runs the fixed 18 iterations of Fig. 3.")
-    return "\n\n".join(x for x in (table, note, timing_check(runs), dominance_verdict(runs, pub), rate_verdict(runs, pub)) if x)
+    return "\n\n".join(x for x in (table, note, timing_check(runs), dominance_verdict(runs, pub, summary), rate_verdict(runs, pub)) if x)
 
 
 def phases_sum_ms(row):
@@ -499,7 +508,7 @@ def grouped(findings):
     return "; ".join(" and ".join(by[label]) + ": " + label for label in order)
 
 
-def dominance_verdict(runs, pub):
+def dominance_verdict(runs, pub, summary=None):
     """Per series, which phase is the largest below 30k elements and whether Matrix exceeds CG
     from 30k on (a table), and a one-sentence verdict grouping the series by their agreement."""
     cite = pub["values"]["cg_dominates_below_elements"]["cite"]
@@ -537,6 +546,16 @@ def dominance_verdict(runs, pub):
         return ""
     table = md_table(["series", "largest phase below 30k elements (sizes)", "Matrix > CG from 30k on (sizes)",
                       "Matrix first exceeds CG at", "against the paper"], rows)
+    if summary is not None:
+        gpu = [f for f in findings if f[0].startswith("GPU")]
+        cpu = [f for f in findings if not f[0].startswith("GPU")]
+        why = "; ".join(x for x in ((grouped(gpu) if gpu else ""), (grouped(cpu) if cpu else "")) if x) + "."
+        crossings = [r[3] for r in rows if r[0].startswith("GPU")]
+        ours = ("GPU: Matrix never exceeds CG" if crossings and all(c == "never" for c in crossings) else
+                "GPU: Matrix exceeds CG from " + " / ".join(crossings) if crossings else "not run")
+        summary.append(vt.row("Fig. 4", "largest phase: CG below 30k elements, Matrix above", "CG, then Matrix",
+                              ours, "reproduced" if gpu and all(f[1] == "agrees" for f in gpu) else
+                              "differs" if gpu else "not applicable", why if gpu else "no GPU rows (the paper's are its GPU's)."))
     return (f"Claim (Sec. 6, the paper's GTX 570, CG at 18 iterations): '{cite.split(chr(39), 1)[-1].rstrip(chr(39))}'\n\n"
             + table + "\n\nVerdict: " + grouped(findings) + ".")
 
@@ -565,7 +584,7 @@ def rate_verdict(runs, pub):
             "with rendering and collisions, model sizes not given): " + ("; ".join(parts) if parts else NOT_RUN) + ".")
 
 
-def update_table(runs, pub):
+def update_table(runs, pub, summary=None):
     if not runs.configs:
         return f"Update throughput: {NOT_RUN} (no performance.csv)."
     rows = []
@@ -592,10 +611,10 @@ def update_table(runs, pub):
     note = ("GB/s in compulsory bytes (each array once per kernel: solvers/bcsr_pcg/PERF_NOTES.md), against the STREAM "
             "triad of the row's backend and precision measured in the same run. Gather: every global entry sums its local "
             "contributions through index blocks (Sec. 5.4, the paper's); scatter: atomic adds (our comparison, GPU only).")
-    return table + "\n\n" + note + "\n\n" + update_verdict(runs, pub)
+    return table + "\n\n" + note + "\n\n" + update_verdict(runs, pub, summary)
 
 
-def update_verdict(runs, pub):
+def update_verdict(runs, pub, summary=None):
     """Per series, the gather update's GB/s above 5k elements (a table); the verdict is the GPU's,
     whose figure the paper gives, in one sentence, and the CPU's range in another."""
     v = pub["values"]
@@ -636,6 +655,12 @@ def update_verdict(runs, pub):
                    + (f"; {pct(min(fr))}-{pct(max(fr))} of triad" if fr else "") + ").")
     else:
         verdict = "Verdict: not testable here: no GPU rows (the paper's figure is its GPU's)."
+    if summary is not None:
+        summary.append(vt.row("Sec. 6 update", "gather update GB/s above 5k elements, GPU (slowest size)", paper,
+                              lo if gpu else "not run", ("reproduced" if lo >= paper else "differs") if gpu else "not run",
+                              f"{fmt(lo)}-{fmt(hi)} GB/s on the H100 against the GTX 570's ~{paper:g}; as a fraction of each "
+                              "card's bandwidth the two are not measured alike (the paper has no triad)." if gpu else
+                              "no GPU rows."))
     if cpu:
         fr = [f for _, fs in cpu for f in fs]
         verdict += (f" The CPU's reaches {fmt(min(min(g) for g, _ in cpu))}-{fmt(max(max(g) for g, _ in cpu))} GB/s"
@@ -643,7 +668,7 @@ def update_verdict(runs, pub):
     return claim + "\n\n" + table + "\n\n" + verdict
 
 
-def spmv_table(runs, pub):
+def spmv_table(runs, pub, summary=None):
     if not runs.configs:
         return f"SpMV: {NOT_RUN} (no performance.csv)."
     rows = []
@@ -669,7 +694,7 @@ def spmv_table(runs, pub):
             "the Jacobi preconditioner and vector operations; the last column is their cost in SpMVs. A fraction of triad "
             "above 100% means the matrix stays in cache between products (the bytes per SpMV against the triad's arrays, "
             "sized to exceed the last-level cache): compulsory bytes then exceed the memory traffic.")
-    return table + "\n\n" + note + "\n\n" + gflops_verdict(runs, pub)
+    return table + "\n\n" + note + "\n\n" + gflops_verdict(runs, pub, summary)
 
 
 def reach(points, frac=0.9):
@@ -678,7 +703,7 @@ def reach(points, frac=0.9):
     return next(e for e, v in points if v >= frac * top)
 
 
-def gflops_verdict(runs, pub):
+def gflops_verdict(runs, pub, summary=None):
     """Per series, where Matrix and CG reach 90% of their best GFLOP/s, CG's trend at the largest
     size, how often Total rises with size and the SpMV's fraction of triad (a table); the verdict
     sets the GPU's against the paper's three statements in two sentences."""
@@ -717,6 +742,12 @@ def gflops_verdict(runs, pub):
     cg_at = sorted({c for _, _, c, _, _ in gpu})
     rises = all(u == n for _, _, _, u, n in gpu if n)
     close = all(m <= 2 * peak_k for m in mat_at) and all(c > cg_k for c in cg_at)
+    if summary is not None:
+        summary.append(vt.row("Fig. 3", "elements where the local matrices reach 90% of their best GFLOP/s, GPU", peak_k,
+                              min(mat_at), "reproduced" if close and rises else "differs",
+                              f"CG levels off at {' and '.join(elements_text(c) for c in cg_at)} (paper: beyond "
+                              f"{cg_k // 1000:g}k); total GFLOP/s {'rises' if rises else 'does not rise'} with size at every "
+                              "step, as the paper says." if rises else " does not always rise with size."))
     verdict = (f"Verdict: {'reproduced' if close and rises else 'differs in scale' if rises else 'differs'}: on the GPU the "
                f"local matrices level off at {' and '.join(elements_text(m) for m in mat_at)} elements (paper: ~{peak_k // 1000:g}k) "
                f"and CG at {' and '.join(elements_text(c) for c in cg_at)} (paper: beyond {cg_k // 1000:g}k). Total GFLOP/s "
@@ -724,7 +755,7 @@ def gflops_verdict(runs, pub):
     return claim + "\n\n" + table + "\n\n" + verdict
 
 
-def iterations_table(its, meta, pub):
+def iterations_table(its, meta, pub, summary=None):
     v = pub["values"]
     lo, hi, fixed = v["cg_iterations_min"]["value"], v["cg_iterations_max"]["value"], v["cg_iterations_fixed"]["value"]
     if its is None:
@@ -759,6 +790,14 @@ def iterations_table(its, meta, pub):
     claim = (f"Claim (Sec. 6): '{v['cg_iterations_min']['cite'].split(': ', 1)[-1].split(chr(39) + ' (')[0].strip(chr(39))}' "
              f"(the performance runs fix {fixed}).")
     verdict = claim + "\n\nVerdict: " + ("; ".join(parts) if parts else "no valid run") + "."
+    if summary is not None and per_tol:
+        inside = [t for t in per_tol if all(lo <= a <= hi and lo <= b <= hi for a, b in per_tol[t] if a is not None)]
+        spans = {t: (min(a for a, _ in per_tol[t] if a is not None), max(b for _, b in per_tol[t])) for t in per_tol}
+        t0 = max(spans)
+        summary.append(vt.row("Sec. 6 CG", f"CG iterations per step (tolerance {t0:g}: min-max over sizes)", f"{lo}-{hi}",
+                              f"{count(spans[t0][0])}-{count(spans[t0][1])}", "reproduced" if inside else "differs",
+                              (f"within {lo}-{hi} at tolerance {' and '.join(f'{t:g}' for t in sorted(inside))}." if inside else
+                               f"outside {lo}-{hi} at every tolerance tried; the paper does not give its tolerance.")))
     return "\n\n".join(x for x in (table, note, verdict) if x)
 
 
@@ -798,23 +837,26 @@ def build(results_dir, figures_dir):
         md.append(f"Validity: {NOT_RECORDED} for these results; their numbers are shown as measured.")
     md.append(f"Published values: {pub['source_copy']}.")
     md.append("")
-    md += ["### Parameters", "", parameters_table(meta, pub), ""]
-    md += ["### Models (Sec. 5.5: voxelized, 6 tetrahedra per voxel, interior merged)", "", models_table(models, pub), ""]
+    summary = []
+    md += ["### Parameters", "", parameters_table(meta, pub, summary), ""]
+    md += ["### Models (Sec. 5.5: voxelized, 6 tetrahedra per voxel, interior merged)", "", models_table(models, pub, summary), ""]
     if perf is None:
         why = ("part `performance` not in these results" if "performance" not in meta else "no rows")
         md += ["### Figs. 3-4: performance per phase", "", f"{NOT_RUN} (no performance.csv: {why}).", ""]
     else:
-        md += ["### Fig. 4: time per phase per step", "", phase_times_table(runs, pub), "",
+        md += ["### Fig. 4: time per phase per step", "", phase_times_table(runs, pub, summary), "",
                f"![time per phase]({f4})", "",
-               "### Fig. 3: GFLOP/s per phase, SpMV and steps/s", "", spmv_table(runs, pub), "",
+               "### Fig. 3: GFLOP/s per phase, SpMV and steps/s", "", spmv_table(runs, pub, summary), "",
                f"![GFLOP/s per phase]({f3})", "",
-               "### Global-matrix update throughput (Sec. 6: ~50 GB/s above 5k elements)", "", update_table(runs, pub), "",
+               "### Global-matrix update throughput (Sec. 6: ~50 GB/s above 5k elements)", "", update_table(runs, pub, summary), "",
                f"![update bandwidth]({fb})", "", triad_note(meta, cpu_triad), ""]
         if meta.get("bandwidth_convention"):
             md += [f"Convention: {meta['bandwidth_convention']}.", ""]
-    md += ["### CG iterations per tolerance (Sec. 6: 5 to 18)", "", iterations_table(its, meta, pub), ""]
+    md += ["### CG iterations per tolerance (Sec. 6: 5 to 18)", "", iterations_table(its, meta, pub, summary), ""]
     if meta.get("notes"):
         md += ["Notes:", ""] + [f"- {n}" for n in meta["notes"]] + [""]
+    md += [vt.section(summary, f"paper: {pub['machine']['gpu']}, {pub['machine']['cpu']}; ours: GPU "
+                      f"{(gpu_name or '?') if meta.get('gpu') else NOT_RUN}, CPU {machine.get('cpu_model', '?')}"), ""]
     return portable_paths("\n".join(md))
 
 
