@@ -179,9 +179,14 @@ def _scale(results_dir):
         md.append(meta["note"] + ".")
         md.append("")
         return "\n".join(md)
-    md.append(f"- Device: {meta.get('device', '')}; {meta.get('scene', '')}.")
-    md.append(f"- {meta.get('method', '')}; options {json.dumps(meta.get('options', {}))}.")
-    md.append(f"- Timing: {meta.get('timing', '')}.")
+    # Older results lack the scene, method and timing lines: only what the run recorded is shown.
+    md.append(f"- Device: {meta.get('device', '')}" + (f"; {meta['scene']}." if meta.get("scene") else "."))
+    if meta.get("method"):
+        md.append(f"- {meta['method']}.")
+    md.append(f"- Options: {json.dumps(meta.get('options', {}))} (scale_setup_s bounds the set-up, so a model may stop "
+              "short of the memory limit: 'run limited by' says which bound held).")
+    if meta.get("timing"):
+        md.append(f"- Timing: {meta['timing']}.")
     md.append("")
     rows = _csv(results_dir, "scale_rows.csv")
     if rows is None:
@@ -191,15 +196,18 @@ def _scale(results_dir):
     for _, r in rows.iterrows():
         v = r.get("validity")
         if not _valid(v):
-            body.append([r["method"], r["variant"], r["element"], "", "", "", "", "", "", "",
+            body.append([r["method"], r["variant"], r["element"], "", "", "", "", "", "", "", "",
                          v if isinstance(v, str) and v else r.get("note", "")])
             continue
-        body.append([r["method"], r["variant"], r["element"], r["bytes_per_element"], r["limited_by"],
+        fits = r.get("memory_elements")
+        body.append([r["method"], r["variant"], r["element"], r["bytes_per_element"],
+                     _num(float(fits)) if fits is not None and fits == fits else "", r["limited_by"],
                      r["elements"], float(r["predicted_bytes"]) / 1e9,
                      max(float(r["estimate_bytes"]), float(r["device_bytes"])) / 1e9, r["setup_s"],
                      f"{_num(float(r['steps_per_s']))} ({_num(1e3 / float(r['step_ms_max']))}-"
                      f"{_num(1e3 / float(r['step_ms_min']))})", v])
-    md.append(_table(["method", "variant", "element", "bytes/element", "limited by", "elements", "predicted GB",
+    md.append(_table(["method", "variant", "element", "bytes/element", "elements the free memory holds (predicted)",
+                      "run limited by", "elements run", "predicted GB",
                       "held GB (max of estimate, device_bytes)", "set-up s", "steps/s (min-max)", "validity"], body))
     md.append("")
     return "\n".join(md)
