@@ -27,6 +27,7 @@ import time
 elastobench, analysis_dir, data_dir, work = sys.argv[1:5]
 data_dir = os.environ.get("ELASTOBENCH_DATA") or data_dir
 sys.path.insert(0, analysis_dir)
+import verdict_table  # noqa: E402
 import verschoor2012  # noqa: E402
 
 failures = []
@@ -157,8 +158,7 @@ check("Verdict: not testable here: no GPU rows (the paper's figure is its GPU's)
 # Every verdict is at most two sentences (issue 25); the per-series findings sit in tables.
 for line in md.splitlines():
     if line.startswith("Verdict"):
-        sentences = re.findall(r"[.!?](?:\s|$)", re.sub(r"\d\.\d|e\.g\.|i\.e\.|Sec\. |Figs?\. ", "", line))
-        check(len(sentences) <= 2, f"a verdict of {len(sentences)} sentences: {line}")
+        check(verdict_table.sentences(line) <= 2, f"a verdict of more than two sentences: {line}")
 check(not ABSOLUTE.search(md), "absolute path in the section: " + (ABSOLUTE.search(md).group(0) if ABSOLUTE.search(md) else ""))
 for stem in ("verschoor2012_fig3_gflops", "verschoor2012_fig4_time", "verschoor2012_update_bandwidth"):
     check(png(os.path.join(figs, stem + ".png")), f"figure {stem}.png not written")
