@@ -9,8 +9,14 @@ set(ELASTOBENCH_SANITIZE "" CACHE STRING "Sanitizers for host code, e.g. address
 # without inlining the numerical loops ran 3-10x slower). -g1: the line tables and function names
 # the reports print, not the variables (about 0.7x -g's compile time). NDEBUG as in the optimised
 # builds, so that both runs test the same code paths.
-set(CMAKE_C_FLAGS_SANITIZE "-O1 -g1 -DNDEBUG" CACHE STRING "C flags of the Sanitize build type")
-set(CMAKE_CXX_FLAGS_SANITIZE "-O1 -g1 -DNDEBUG" CACHE STRING "C++ flags of the Sanitize build type")
+# project() has already created these entries, empty, for every build type it does not know, so a
+# plain set(... CACHE) would leave them empty (the tests then ran at -O0, hexmg 35x slower than
+# Release): an empty entry is replaced, one a user set is kept.
+foreach(eb_lang C CXX)
+  if(NOT CMAKE_${eb_lang}_FLAGS_SANITIZE)
+    set(CMAKE_${eb_lang}_FLAGS_SANITIZE "-O1 -g1 -DNDEBUG" CACHE STRING "${eb_lang} flags of the Sanitize build type" FORCE)
+  endif()
+endforeach()
 set(CMAKE_EXE_LINKER_FLAGS_SANITIZE "" CACHE STRING "")
 set(CMAKE_SHARED_LINKER_FLAGS_SANITIZE "" CACHE STRING "")
 set(CMAKE_STATIC_LINKER_FLAGS_SANITIZE "" CACHE STRING "")

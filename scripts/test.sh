@@ -18,6 +18,12 @@ status=0
 # (until-pass:2); one that passes then is still listed below as flaky, so it is not hidden.
 logs_dir=$(mktemp -d)
 trap 'rm -rf "$logs_dir"' EXIT
+# ctest -j runs as many tests as there are cores, and each solver run takes every core for OpenMP
+# (`run --threads 0`): threads wait for one another at every barrier. libgomp's default is to
+# spin there, so a waiting thread holds a core that the thread it waits for needs. Two such runs
+# side by side on 2 cores took 24 s each spinning and 5.5 s each sleeping (corot-cg, 40 steps);
+# reproduce_writes_manifests went from 152 s to 34 s. Results do not depend on how threads wait.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 # Without a usable GPU (CI) the `gpu` cases would only skip themselves, one process each; test
 # gpu_binaries_without_device runs each GPU binary once instead. With one, they run case by case
 # and that test is left out.

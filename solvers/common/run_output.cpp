@@ -54,11 +54,16 @@ void clear_earlier_run(const std::filesystem::path& dir, const std::filesystem::
   std::error_code ec;
   std::filesystem::remove(dir / "summary.json", ec);
   if (ec) throw RuntimeFailure("cannot remove the earlier run's " + (dir / "summary.json").string() + ": " + ec.message());
-  for (const auto& [folder, in_vtk] : {std::pair{vtk, true}, std::pair{dir, false}}) {
-    if (!std::filesystem::is_directory(folder, ec)) continue;
-    for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
-      if (entry.is_regular_file(ec) && is_run_file(entry.path(), in_vtk)) std::filesystem::remove(entry.path(), ec);
-  }
+  // The series files (.pvd) go before the frames they name: a run killed in between leaves no
+  // series naming frames already gone (the fault harness's kill-and-recheck caught one).
+  for (const bool series_pass : {true, false})
+    for (const auto& [folder, in_vtk] : {std::pair{vtk, true}, std::pair{dir, false}}) {
+      if (!std::filesystem::is_directory(folder, ec)) continue;
+      for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+        if (entry.is_regular_file(ec) && (entry.path().extension() == ".pvd") == series_pass &&
+            is_run_file(entry.path(), in_vtk))
+          std::filesystem::remove(entry.path(), ec);
+    }
 }
 
 }  // namespace
