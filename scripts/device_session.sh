@@ -15,9 +15,9 @@
 #           then bench_device_assembly                                                    ~5 min
 #   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
 #   h2h-search  head-to-head corot time-to-accuracy searches, one process per GPU at once:
-#           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS[:TOLERANCES]] ..." (the i-th on GPU i mod the GPU
+#           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS[:TOLERANCES[:TRIAL_S]]] ..." (the i-th on GPU i mod the GPU
 #           count, those sharing a GPU one after another; CONFIGS, e.g. cuda-fp64, sets
-#           corot_accuracy, TOLERANCES corot_tolerances),
+#           corot_accuracy, TOLERANCES corot_tolerances, TRIAL_S the job's corot_trial_seconds),
 #           EB_H2H_SECONDS each GPU's limit (default 540), EB_H2H_TRIAL_S corot_trial_seconds
 #           (default 30); a scene whose reference is in .devcarry/refs/corot_reference_SCENE.csv
 #           or an earlier job's folder reads it (corot_reference_from); each into its own folder <=9 min
@@ -246,7 +246,7 @@ for part in $parts; do
           k=0
           for job in ${queue[$g]}; do
             k=$((k + 1)); dir="$R/$(printf '%s_gpu%s_%02d' "${job%%:*}" "$g" "$k")"
-            IFS=: read -r sc methods configs tolerances <<< "$job"; left=$(( end - $(date +%s) ))
+            IFS=: read -r sc methods configs tolerances trial_s <<< "$job"; left=$(( end - $(date +%s) ))
             [ $left -gt 10 ] || { echo "h2h-search $job: no time left on GPU $g"; continue; }
             extra=()
             [ -n "$configs" ] && extra+=(--option corot_accuracy="$configs")
@@ -256,7 +256,7 @@ for part in $parts; do
             [ -n "$ref" ] && extra+=(--option corot_reference_from="$(dirname "$ref")")
             CUDA_VISIBLE_DEVICES=$g OMP_NUM_THREADS=$(( $(nproc) / ngpu )) timeout $left "$B/bin/elastobench" reproduce head-to-head \
               --parts corot --no-report -o "$dir" --option corot_scenes="$sc" --option corot_sizes=none \
-              --option corot_trial_seconds="${EB_H2H_TRIAL_S:-30}" --option corot_methods="$methods" "${extra[@]}" \
+              --option corot_trial_seconds="${trial_s:-${EB_H2H_TRIAL_S:-30}}" --option corot_methods="$methods" "${extra[@]}" \
               > "$dir.log" 2>&1
             echo "h2h-search $job on GPU $g exit $?"
           done
