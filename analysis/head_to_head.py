@@ -37,6 +37,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from portable_paths import portable_paths  # noqa: E402
+import figures  # noqa: E402
 
 NAME = "head_to_head"
 OTHER_PARTS = ("head_to_head_solvers", "head_to_head_nonlinear")
@@ -84,14 +85,7 @@ def config(r):
 
 
 def save(fig, figures_dir, stem):
-    paths = []
-    for ext in ("png", "pdf"):
-        p = os.path.join(figures_dir, f"{stem}.{ext}")
-        fig.savefig(p, dpi=130, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    # The report links figures relative to itself (figures/NAME.png), as the other sections do.
-    return "figures/" + os.path.basename(paths[0])
+    return figures.save(fig, figures_dir, stem)
 
 
 # ---- figures ----------------------------------------------------------------------------------
