@@ -212,7 +212,12 @@ def headline_table(accuracy, trials=()):
                 else:
                     tried = [t for t in trials if t["scene"] == scene and t["method"] == m]
                     closest = [number(r["error"]) for r in mine if r["error"]]
-                    if closest:
+                    # Trials over the budget at a finer level than any that ran say why the
+                    # search stopped short of where the tolerance could be met.
+                    over = [int(t["elements"]) for t in tried if "over the trial" in t["validity"] and t["elements"]]
+                    if closest and over:
+                        cells.append(f"none (closest {min(closest):.2%}; trials at {max(over)} el. over the budget)")
+                    elif closest:
                         cells.append(f"none (closest {min(closest):.2%})")
                     elif mine and tried and all("over the trial" in t["validity"] for t in tried):
                         cells.append("none: every trial over the budget")

@@ -13,6 +13,7 @@
 #   corot   `reproduce campo2015` in full (corot-cg), EB_CAMPO_TIMEOUT s (default 330)      ~4 min
 #   nr      `reproduce cecka2011` in full (nr-neohookean), EB_CECKA_TIMEOUT s (default 300),
 #           then bench_device_assembly                                                    ~5 min
+#   hexmg-smoothed  per-kernel ncu durations and timed runs of hexmg's smoothed variants  ~4 min
 #   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
 #   h2h-search  head-to-head corot time-to-accuracy searches, one process per GPU at once:
 #           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS[:TOLERANCES[:TRIAL_S]]] ..." (the i-th on GPU i mod the GPU
@@ -124,6 +125,27 @@ for part in $parts; do
       python3 scripts/hexmg_perf_check.py $R
       find $R -name vtk -type d -prune -exec rm -rf {} +
       tar czf "$OUT/hexmg.tgz" -C $R . ;;
+    hexmg-smoothed)
+      # Where a step of hexmg's smoothed hierarchy goes on the GPU (its variants run 1-20 steps/s
+      # where vcycle runs 100s): Nsight Compute's duration, grid and block of every kernel of
+      # 3 steps (the first computes the Galerkin operators) of the ~100K-hexahedron bunny, fp32,
+      # per smoothed variant; then a timed 20-step run of each (summary.json).
+      R=/tmp/eb_hexmg_sm; rm -rf $R; mkdir -p $R
+      for v in ${EB_SMOOTHED_VARIANTS:-smoothed-vcycle smoothed-pcg}; do
+        if command -v ncu > /dev/null; then
+          timeout 200 ncu --csv --page raw --print-units base --cache-control none --clock-control none \
+            --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
+            "$B/bin/elastobench" run -m hexmg --variant $v -b cuda -p fp32 -s dick2011-bunny \
+            --set mesh.target_elements=${EB_SMOOTHED_ELEMENTS:-100000} --steps 3 --warmup 0 -q -o /tmp/eb_sm_ncu_$v \
+            > "$R/ncu_$v.csv" 2> "$R/ncu_$v.err"
+          echo "ncu $v exit $?"
+        fi
+        timeout 120 "$B/bin/elastobench" run -m hexmg --variant $v -b cuda -p fp32 -s dick2011-bunny \
+          --set mesh.target_elements=${EB_SMOOTHED_ELEMENTS:-100000} --steps 20 -q -o $R/run_$v > "$R/run_$v.log" 2>&1
+        echo "run $v exit $?"
+        find $R -name vtk -type d -prune -exec rm -rf {} +
+      done
+      tar czf "$OUT/hexmg_smoothed.tgz" -C $R . ;;
     sanitize)
       # One process per test binary rather than ctest's one per test case: the sanitizer's start-up
       # per process would eat the call's 10 minutes. The budget is shared evenly by the runs; a run
@@ -264,7 +286,7 @@ for part in $parts; do
       done
       wait
       tar czf "$OUT/h2h_search.tgz" -C $R . ;;
-    *) echo "unknown part '$part' (common, gputests, tled, hexmg, bcsr, corot, nr, sanitize, repeat, sparse, h2h, h2h-search)"; exit 2 ;;
+    *) echo "unknown part '$part' (common, gputests, tled, hexmg, hexmg-smoothed, bcsr, corot, nr, sanitize, repeat, sparse, h2h, h2h-search)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

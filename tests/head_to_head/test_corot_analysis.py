@@ -3,7 +3,7 @@
 (experiments/results/h200/head-to-head): the headline table gives each method's cheapest passing
 row of the accuracy CSVs, tolerances the reference cannot judge are one sentence instead of a row
 each, long floats in reasons are shortened, and a method with trials but no accuracy row reads as
-a search cut short.
+a search cut short, and one stopped by over-budget trials at a finer level says so.
 
     test_corot_analysis.py ANALYSIS_DIR RESULTS_DIR
 """
@@ -48,4 +48,13 @@ cut = [{"scene": "s", "tolerance": "0.01", "method": "hexmg", "variant": "vcycle
 cut_trials = [{"scene": "s", "method": "tled", "validity": "valid"}]
 row = h.headline_table(cut, cut_trials).splitlines()[2]
 assert "| search cut short (1 trials) | not run |" in row, row
+
+# A method whose finer level's trials were over the budget says so beside its closest error.
+short = cut + [{"scene": "s", "tolerance": "0.01", "method": "tled", "variant": "hourglass", "precision": "fp64",
+                "found": "no", "wall_per_sim_s": "", "elements": "", "error": "0.0689", "validity": "valid"}]
+short_trials = [{"scene": "s", "method": "tled", "elements": "640", "validity": "valid"},
+                {"scene": "s", "method": "tled", "elements": "1966080",
+                 "validity": "over the trial time budget (about 72 s predicted)"}]
+row = h.headline_table(short, short_trials).splitlines()[2]
+assert "| none (closest 6.89%; trials at 1966080 el. over the budget) |" in row, row
 print("ok:", checked, "found rows,", len(unjudged), "unjudged rows")
