@@ -23,7 +23,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+import figures  # noqa: E402
 import verdict_table as vt  # noqa: E402
+from figures import legend_below  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOT_RUN = "not run"
@@ -69,17 +71,11 @@ def ratio(ours, pub):
 
 
 def markdown(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def save(fig, figures_dir, name):
-    os.makedirs(figures_dir, exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(os.path.join(figures_dir, f"{name}.{ext}"), dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    return f"figures/{name}.png"
+    # A bare | in a cell (|r|/|r0|) splits it: the header then outnumbers the separator row and
+    # GitHub and pandoc show the table as a paragraph of text.
+    def row(cells):
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    return "\n".join([row(header), "|" + "---|" * len(header)] + [row(r) for r in rows])
 
 
 # ---- our measurements ----------------------------------------------------------------------------
@@ -271,9 +267,12 @@ def bar_figures(pub, perf, figures_dir):
             ax.set_yscale("log")
             ax.set_title(prec)
             ax.grid(True, which="both", alpha=0.3)
-        axes[1].legend(fontsize=7, ncol=2)
-        fig.suptitle(f"Dick 2011 {name.split('_')[0].replace('fig', 'Fig. ')}: {ylabel}")
-        links.append((name, save(fig, figures_dir, f"dick2011_{name}")))
+        title = f"{name.split('_')[0].replace('fig', 'Fig. ')}: {ylabel}"
+        fig.suptitle(f"Dick 2011 {title}")
+        fig.tight_layout()
+        # Below the panels: inside, it hid the tallest bars.
+        legend_below(fig, axes, ncol=5)
+        links.append((title, figures.save(fig, figures_dir, f"dick2011_{name}")))
     return links
 
 
@@ -296,7 +295,9 @@ def convergence_figure(conv, figures_dir):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("Dick 2011 Fig. 11: residual reduction against time (E = 1 MPa, nu = 0.3, rho = 1e5, dt = 50 ms, 1/100 g)")
-    return save(fig, figures_dir, "dick2011_fig11_convergence")
+    # Without it each panel's y label runs into its left neighbour's tick labels.
+    fig.tight_layout()
+    return figures.save(fig, figures_dir, "dick2011_fig11_convergence")
 
 
 def convergence_summary(conv, mgf):
@@ -357,7 +358,7 @@ def accuracy_section(acc, figures_dir):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.suptitle("Dick 2011 Sec. 6: 2 V-cycles per step against a solve to 1e-8 (CPU fp64)")
-    link = save(fig, figures_dir, "dick2011_accuracy")
+    link = figures.save(fig, figures_dir, "dick2011_accuracy")
     worst = float(acc["error_displacement"].max())
     verdict = ("Verdict: the paper's 'high simulation accuracy using only 2 V-cycles' holds for the displacement "
                f"(worst relative error {worst:.2g})" if worst < 1e-2 else
@@ -369,7 +370,7 @@ def accuracy_section(acc, figures_dir):
             "same assembled system, to a residual reduction of 1e-8; the run continues with the 2-cycle solution.\n\n" +
             markdown(["hexahedra", "steps", "displacement error median", "max", "increment error median", "max",
                       "|r|/|r0| after 2 cycles (median)", "cycles to 1e-8 (median)"], rows) +
-            f"\n\n![accuracy]({link})\n\n" + verdict)
+            f"\n\n![Sec. 6: error of 2 V-cycles per step]({link})\n\n" + verdict)
 
 
 # ---- V-cycle on shapes with thin features -----------------------------------------------------------
@@ -604,11 +605,12 @@ def build(results_dir, figures_dir):
              f"{' (quick run: two smallest models, CPU only)' if meta.get('quick') else ''}."]
     parts.append(performance_tables(pub, perf))
     parts.append(kernel_table(pub, kernels))
-    for name, link in bar_figures(pub, perf, figures_dir):
-        parts.append(f"![{name}]({link})")
+    # The alt text is the PDF's caption.
+    for title, link in bar_figures(pub, perf, figures_dir):
+        parts.append(f"![{title}]({link})")
     link = convergence_figure(conv, figures_dir)
     if link:
-        parts.append(f"![fig11]({link})")
+        parts.append(f"![Fig. 11: residual reduction against time]({link})")
     parts.append(convergence_summary(conv, mgf))
     parts.append(accuracy_section(table_csv(results_dir, "accuracy.csv"), figures_dir))
     parts.append(shapes_section(table_csv(results_dir, "mg_shapes.csv")))

@@ -27,3 +27,18 @@ def save(fig, figures_dir, stem, dpi=130, tight=True):
         fig.savefig(path, **kwargs)
     plt.close(fig)
     return f"figures/{stem}.png"
+
+
+# One legend for a figure's panels, drawn below them so that it hides no data: a legend inside
+# each panel covered lines in some panel or other. save()'s bbox_inches="tight" keeps it.
+def legend_below(fig, axes, ncol=5, fontsize=8):
+    """Each label once, in the order the panels (and twin axes, when passed) first draw it."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if not label.startswith("_"):
+                entries.setdefault(label, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries.keys()), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=min(ncol, len(entries)), fontsize=fontsize, frameon=False)
+    return bool(entries)

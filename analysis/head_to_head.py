@@ -73,9 +73,14 @@ def show(v, digits=3):
     return f"{x:.{digits}g}"
 
 
+def cell(c):
+    # A bare | inside a cell (|u_h|, a reason quoting |u_ref|) would split it in two.
+    return str(c).replace("\\|", "|").replace("|", "\\|")
+
+
 def table(header, body):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in body]
     return "\n".join(lines)
 
 
@@ -121,7 +126,8 @@ def steps_figures(throughput, figures_dir):
         ax.set_ylabel("steps/s (median of 5 batches, min-max bars)")
         ax.set_title(f"head-to-head corot: {scene}, steps per second")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6, ncol=2)
+        # Beside the axes: inside, it covered the curves of the smaller sizes.
+        ax.legend(fontsize=6, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         out.append(save(fig, figures_dir, f"{NAME}_steps_{scene}"))
     return out
 
@@ -367,6 +373,34 @@ def build(results_dir, figures_dir):
     md += other_parts(results_dir, figures_dir)
     return portable_paths("\n".join(md))
 
+
+
+def front_page(results_dir, figures_dir, tolerance="0.01"):
+    """The report's front-page summary of the head-to-head: each method's cheapest passing setting
+    per scene and tolerance on this results folder's machine, and the time-to-accuracy figure at
+    `tolerance` that build() draws (linked only where it exists). Empty when nothing was searched."""
+    accuracy = rows_of(results_dir, "accuracy")
+    if not accuracy:
+        return ""
+    meta_path = os.path.join(results_dir, "corot_meta.json")
+    meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else None
+    md = [f"Time to accuracy: wall seconds per simulated second for the displacement to stay within the tolerance "
+          f"of a converged fp64 reference, each method at its cheapest setting found by the search "
+          f"({machine_line(meta) if meta else 'machine not recorded'}; the head-to-head section has every row "
+          f"and the other machines):", "", headline_table(accuracy, rows_of(results_dir, "trials")), ""]
+    here = os.path.realpath(results_dir)
+    others = []
+    for d in sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(here)), "*", os.path.basename(here)))):
+        if os.path.realpath(d) != here and rows_of(d, "accuracy"):
+            m_path = os.path.join(d, "corot_meta.json")
+            other = json.load(open(m_path)) if os.path.isfile(m_path) else None
+            others.append(f"{os.path.basename(os.path.dirname(d))} ({machine_line(other)})")
+    if others:
+        md += ["The head-to-head section also has these searches on " + "; ".join(others) + ".", ""]
+    figure = f"{NAME}_tta_{tolerance}.png"
+    if os.path.isfile(os.path.join(figures_dir, figure)):
+        md += [f"![time to accuracy at {float(tolerance):.0%}](figures/{figure})", ""]
+    return portable_paths("\n".join(md))
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:

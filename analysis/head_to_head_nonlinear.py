@@ -21,7 +21,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+import figures  # noqa: E402
 from campo2015 import read_json  # noqa: E402  (None when the file is missing)
+from figures import legend_below  # noqa: E402
 
 NOT_RUN = "not run"
 
@@ -117,7 +119,7 @@ def _nonlinear(results_dir, figures_dir):
     md.append("")
     fig = _nonlinear_figure(rows, figures_dir)
     if fig:
-        md.append(f"![error against wall time]({fig}.png)")
+        md.append(f"![error against wall time]({fig})")
         md.append("")
     search = _csv(results_dir, "nonlinear_search.csv")
     if search is not None:
@@ -154,20 +156,11 @@ def _nonlinear_figure(rows, figures_dir):
         ax.set_yscale("log")
         ax.set_title(scene)
         ax.set_xlabel("wall time to the end state (s)")
-        handles, labels = ax.get_legend_handles_labels()
-        seen = {}
-        for h, lbl in zip(handles, labels):
-            seen.setdefault(lbl, h)
-        if seen:
-            ax.legend(seen.values(), seen.keys(), fontsize=6)
     axes[0].set_ylabel("probe error (relative)")
     fig.tight_layout()
-    os.makedirs(figures_dir, exist_ok=True)
-    base = os.path.join(figures_dir, "head_to_head_nonlinear")
-    fig.savefig(base + ".png", dpi=150)
-    fig.savefig(base + ".pdf")
-    plt.close(fig)
-    return "head_to_head_nonlinear"
+    # One legend below both panels: inside the cube's it sat on tled's points.
+    legend_below(fig, axes, ncol=4)
+    return figures.save(fig, figures_dir, "head_to_head_nonlinear", dpi=150)
 
 
 def _scale(results_dir):

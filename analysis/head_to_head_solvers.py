@@ -23,6 +23,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
+from figures import legend_below  # noqa: E402
+
 STEM = "head_to_head_solvers"
 FLOOR = 1e-8  # lowest residual drawn in the history panels
 
@@ -81,9 +85,8 @@ def md_table(header, rows):
 
 
 def save(fig, figures_dir, stem):
-    fig.savefig(os.path.join(figures_dir, stem + ".png"), dpi=130, bbox_inches="tight")
-    fig.savefig(os.path.join(figures_dir, stem + ".pdf"), bbox_inches="tight")
-    plt.close(fig)
+    """The bare file name: make_report.py puts the report's figures/ before it."""
+    figures.save(fig, figures_dir, stem)
     return stem + ".png"
 
 
@@ -96,6 +99,12 @@ def log_axes(ax, xlabel, ylabel, title):
     ax.grid(True, which="major", alpha=0.3)
 
 
+def solver_colours(*tables):
+    """One colour per solver in both figures, whatever subset of solvers each draws."""
+    solvers = sorted({r["solver"] for t in tables for r in t})
+    return {s: plt.cm.tab20(i % 20) for i, s in enumerate(solvers)}
+
+
 def history_figure(systems, history, rows, figures_dir):
     """One panel per system: relative residual against seconds (log-log), one line per solver."""
     keys = list(systems)
@@ -105,7 +114,7 @@ def history_figure(systems, history, rows, figures_dir):
     nrows = (len(keys) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.9 * nrows), squeeze=False)
     solvers = sorted({h["solver"] for h in history})
-    colour = {s: plt.cm.tab20(i % 20) for i, s in enumerate(solvers)}
+    colour = solver_colours(history, rows)
     for ax, key in zip([a for row in axes for a in row], keys):
         s = systems[key]
         for solver in solvers:
@@ -131,34 +140,34 @@ def history_figure(systems, history, rows, figures_dir):
                  f"{s['scene']} {s['family']}, {int(s['unknowns']):,} unknowns")
     for ax in [a for row in axes for a in row][len(keys):]:
         ax.set_axis_off()
-    handles, labels = [], []
-    for ax in [a for row in axes for a in row]:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=8, bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout()
+    legend_below(fig, axes.flat, ncol=6)
     return save(fig, figures_dir, STEM + "_history")
 
 
-def time_to_tolerance_figure(systems, rows, figures_dir):
+def time_to_tolerance_figure(systems, rows, history, figures_dir):
     """Setup + solve to 1e-6 against unknowns, per family (log-log), one line per solver."""
     ok = [r for r in rows if r["status"] == "ok"]
     if not ok:
         return None
     families = sorted({r["family"] for r in ok})
-    fig, axes = plt.subplots(1, len(families), figsize=(6 * len(families), 4.2), squeeze=False)
-    for ax, fam in zip(axes[0], families):
+    # Colour by solver, marker by scene: with the colour cycle alone, sixteen lines repeated colours.
+    colour = solver_colours(rows, history)
+    marker = {scene: "osD^v<>p"[i % 8] for i, scene in enumerate(sorted({r["scene"] for r in ok}))}
+    # One family a row: their legends (up to sixteen entries) go beside the panels.
+    fig, axes = plt.subplots(len(families), 1, figsize=(9, 4.2 * len(families)), squeeze=False)
+    for ax, fam in zip(axes[:, 0], families):
         by = OrderedDict()
         for r in ok:
             if r["family"] == fam:
                 by.setdefault((r["solver"], r["scene"]), []).append((int(r["unknowns"]), num(r["total_s"])))
         for (solver, scene), pts in by.items():
             pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", markersize=3.5, label=f"{solver} ({scene})")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", marker=marker[scene], color=colour[solver],
+                    markersize=3.5, label=f"{solver} ({scene})")
         log_axes(ax, "unknowns", "setup + solve to 1e-6 (s, median)", f"{fam} systems")
-        ax.legend(fontsize=6, ncol=2)
+        # Beside the panel: inside, the entries covered points of either family.
+        ax.legend(fontsize=6, ncol=1, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     return save(fig, figures_dir, STEM + "_time")
 
@@ -212,7 +221,7 @@ def draw(results_dir, figures_dir):
                 "lines with markers are separate solves to 1e-1, 1e-2, ... (libraries and the device, which offer no "
                 "per-iteration moment: the same iterates, stopped earlier); triangles at the floor (1e-8) are the "
                 "direct solvers' end, whose residual (round-off) is in the tables.", ""]
-    fig = time_to_tolerance_figure(systems, rows, figures_dir)
+    fig = time_to_tolerance_figure(systems, rows, history, figures_dir)
     if fig:
         out += [f"![Time to 1e-6 against size]({fig})", "", "Setup + solve to a relative residual of 1e-6 against the "
                 "system's unknowns (medians; log axes).", ""]

@@ -21,7 +21,6 @@ is left out of the figures and verdicts; a part not run (quick mode: CPU only, n
 `--parts` run without a part) reads "not run". No absolute path reaches the text
 (portable_paths). Python's csv module, numpy and matplotlib (Agg) only.
 """
-import csv
 import json
 import math
 import os
@@ -35,7 +34,11 @@ import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import figures  # noqa: E402
 import verdict_table as vt  # noqa: E402
+from figures import legend_below  # noqa: E402
+import result_format  # noqa: E402
+from result_format import read_csv  # noqa: E402
 from portable_paths import portable_paths  # noqa: E402
 from run_validity import NOT_RECORDED, row_validity  # noqa: E402
 
@@ -54,22 +57,9 @@ def load_published():
         return json.load(f)
 
 
-def read_csv(results_dir, name):
-    """The rows of RESULTS_DIR/NAME as dicts, or None when the file is absent or has no rows."""
-    path = os.path.join(results_dir, name)
-    if not os.path.isfile(path) or os.path.getsize(path) == 0:
-        return None
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    return rows or None
-
-
 def read_json(results_dir, name):
-    path = os.path.join(results_dir, name)
-    if not os.path.isfile(path):
-        return {}
-    with open(path) as f:
-        return json.load(f)
+    """As result_format.read_json, but {} for a missing file (this module reads keys of it)."""
+    return result_format.read_json(results_dir, name) or {}
 
 
 def val(row, col):
@@ -238,8 +228,8 @@ def panels(n):
 
 
 def save(fig, figures_dir, stem):
-    fig.savefig(os.path.join(figures_dir, stem + ".png"), dpi=130, bbox_inches="tight")
-    plt.close(fig)
+    """The bare file name: make_report.py puts the report's figures/ before it."""
+    figures.save(fig, figures_dir, stem)
     return stem + ".png"
 
 
@@ -255,6 +245,7 @@ def fig3(runs, figures_dir):
     if not runs.configs:
         return placeholder(figures_dir, stem, "performance: not run")
     fig, axes = panels(len(runs.configs))
+    twins = []
     for ax, cfg in zip(axes, runs.configs):
         drawn = False
         for col, name in GFLOP_SERIES:
@@ -275,14 +266,12 @@ def fig3(runs, figures_dir):
         if x:
             ax2.semilogx(x, y, "^--", color="0.45", label="Steps/s", ms=4)
         ax2.set_ylabel("steps/s")
-        if drawn or x:
-            h1, l1 = ax.get_legend_handles_labels()
-            h2, l2 = ax2.get_legend_handles_labels()
-            ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left")
-        else:
+        twins.append(ax2)
+        if not (drawn or x):
             ax.text(0.5, 0.5, "no valid rows", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle("Performance per phase and steps/s against the number of elements (cf. Fig. 3)", fontsize=11)
     fig.tight_layout()
+    legend_below(fig, axes + twins, ncol=7)
     return save(fig, figures_dir, stem)
 
 
@@ -306,12 +295,11 @@ def fig4(runs, figures_dir):
         ax.set_ylabel("time per step (microseconds)")
         ax.set_title(config_label(cfg), fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        if drawn:
-            ax.legend(fontsize=7)
-        else:
+        if not drawn:
             ax.text(0.5, 0.5, "no valid rows", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle("Time per phase per step against the number of elements (cf. Fig. 4)", fontsize=11)
     fig.tight_layout()
+    legend_below(fig, axes, ncol=6)
     return save(fig, figures_dir, stem)
 
 
@@ -338,9 +326,9 @@ def fig_bandwidth(runs, pub, figures_dir):
         ax.set_ylabel("GB/s (compulsory bytes)")
         ax.set_title(config_label(cfg), fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
     fig.suptitle("Global-matrix update and SpMV bandwidth (cf. Sec. 6, 50 GB/s)", fontsize=11)
     fig.tight_layout()
+    legend_below(fig, axes, ncol=5)
     return save(fig, figures_dir, stem)
 
 

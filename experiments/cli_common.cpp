@@ -35,7 +35,8 @@ int run_process(const std::vector<std::string>& argv) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-void build_report(const std::filesystem::path& results_dir, const std::filesystem::path& out_dir, bool quiet) {
+void build_report(const std::filesystem::path& results_dir, const std::filesystem::path& out_dir, bool quiet,
+                  bool pdf) {
   const auto script = source_dir() / "analysis" / "make_report.py";
   if (!std::filesystem::exists(script))
     throw InputError("report script not found: " + script.string() + " (set ELASTOBENCH_SOURCE_DIR)");
@@ -43,6 +44,7 @@ void build_report(const std::filesystem::path& results_dir, const std::filesyste
     throw InputError("results directory not found: " + results_dir.string());
   std::vector<std::string> argv = {python_interpreter(), script.string(), results_dir.string(), out_dir.string()};
   if (quiet) argv.push_back("--quiet");
+  if (!pdf) argv.push_back("--no-pdf");
   const int rc = run_process(argv);
   if (rc == 2) throw InputError("report: " + script.string() + " rejected its input (see above)");
   if (rc != 0) throw RuntimeFailure("report: " + script.string() + " failed with exit status " + std::to_string(rc));

@@ -25,7 +25,8 @@ void add_reproduce_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_mesh_command(CLI::App& app);  // experiments/cli_mesh.cpp
 
-// Builds the report from a results directory: figures and Markdown under out_dir.
-void build_report(const std::filesystem::path& results_dir, const std::filesystem::path& out_dir, bool quiet);
+// Builds the report from a results directory: figures, Markdown and (unless !pdf) its PDF under out_dir.
+void build_report(const std::filesystem::path& results_dir, const std::filesystem::path& out_dir, bool quiet,
+                  bool pdf = true);
 
 }  // namespace eb::cli

@@ -294,15 +294,24 @@ void add_reproduce_command(CLI::App& app) {
   auto name = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>("out");
   auto quick = std::make_shared<bool>(false);
+  auto full = std::make_shared<bool>(false);
   auto no_report = std::make_shared<bool>(false);
+  auto no_pdf = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   auto data_dir = std::make_shared<std::string>();
   auto parts = std::make_shared<std::vector<std::string>>();
   auto* cmd = app.add_subcommand("reproduce", "Regenerate a paper's tables and figures (or all of them)");
   cmd->add_option("EXPERIMENT", *name, "Experiment name or `all` (see `elastobench list`)")->required();
   cmd->add_option("--out,-o", *out, "Output directory: OUT/<experiment>/ data, OUT/report/ figures and report")->capture_default_str();
-  cmd->add_flag("--quick", *quick, "Reduced sizes on the CPU, a few minutes in all");
+  auto* quick_flag = cmd->add_flag("--quick", *quick,
+                                   "Reduced sizes on the CPU, a few minutes in all (the default of `reproduce all` "
+                                   "without a usable GPU)");
+  cmd->add_flag("--full", *full,
+                "The papers' sizes (the default for one experiment, and for `all` with a usable GPU); on the CPU "
+                "alone `all --full` takes hours")
+      ->excludes(quick_flag);
   cmd->add_flag("--no-report", *no_report, "Only write the data, skip figures and the report");
+  cmd->add_flag("--no-pdf", *no_pdf, "Write the report without its PDF (which needs pandoc and LaTeX)");
   cmd->add_option("--data-dir", *data_dir, "Folder with third-party meshes");
   cmd->add_flag("--quiet,-q", *quiet, "No progress output");
   cmd->add_option("--parts", *parts,
@@ -316,6 +325,13 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_option("--option", *options, option_help);
   cmd->callback([=] {
     std::vector<const Experiment*> todo;
+    // `reproduce all` is the one-command path of the README: quick where only the CPU can run it
+    // (the full sizes take hours there), full beside a GPU. One experiment keeps full as its
+    // default, as the device scripts and the CPU head-to-head runs expect.
+    if (*name == "all" && !*quick && !*full && !cuda_device_info(0).usable) {
+      *quick = true;
+      if (!*quiet) std::cerr << "reproduce all: no usable CUDA device: quick sizes (--full for the papers' sizes)\n";
+    }
     if (*name == "all") {
       for (const auto& e : experiments().entries()) todo.push_back(&e);
       if (todo.empty()) throw InputError("no experiments are compiled into this build");
@@ -391,7 +407,7 @@ void add_reproduce_command(CLI::App& app) {
     // leaves alone (the experiment's own manifest.json records the parts' provenance).
     if (parts->empty() || !std::filesystem::exists(out_dir / "manifest.json"))
       write_json_atomic(out_dir / "manifest.json", manifest);
-    if (!*no_report) build_report(out_dir, out_dir / "report", *quiet);
+    if (!*no_report) build_report(out_dir, out_dir / "report", *quiet, !*no_pdf);
   });
 }
 
@@ -399,13 +415,15 @@ void add_report_command(CLI::App& app) {
   auto results = std::make_shared<std::string>("out");
   auto out = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
+  auto no_pdf = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("report", "Draw the figures and write the report from a results directory");
   cmd->add_option("--results,-r", *results, "Directory written by `reproduce` (one folder per experiment)")->capture_default_str();
-  cmd->add_option("--out,-o", *out, "Where figures and report.md go (default: RESULTS/report)");
+  cmd->add_option("--out,-o", *out, "Where figures, report.md and report.pdf go (default: RESULTS/report)");
   cmd->add_flag("--quiet,-q", *quiet, "Less output");
+  cmd->add_flag("--no-pdf", *no_pdf, "Skip report.pdf (pandoc with lualatex: scripts/install_deps.sh installs them)");
   cmd->callback([=] {
     const std::filesystem::path r(*results);
-    build_report(r, out->empty() ? r / "report" : std::filesystem::path(*out), *quiet);
+    build_report(r, out->empty() ? r / "report" : std::filesystem::path(*out), *quiet, !*no_pdf);
   });
 }
 

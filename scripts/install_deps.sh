@@ -30,6 +30,13 @@ packages=(
   python3 python3-numpy python3-matplotlib python3-pandas python3-vtk9
   paraview xvfb xauth      # pvbatch under xvfb-run opens our .pvd series in a test (see above)
   libhypre-dev libsuitesparse-dev  # head-to-head solver comparison: hypre BoomerAMG-PCG (brings OpenMPI), CHOLMOD
+  # paper/report.pdf from report.md (analysis/make_report.py; ~550 MB, ~30 s to install):
+  pandoc                     # Markdown -> LaTeX, runs the engine
+  texlive-luatex             # lualatex: Unicode text with system fonts (xelatex would bring texlive-latex-extra too)
+  texlive-latex-recommended  # LaTeX styles pandoc's template and analysis/report_pdf.lua load (longtable, float, pdflscape)
+  lmodern                    # pandoc's template loads it whatever the main font
+  fonts-dejavu-core fonts-dejavu-extra  # the PDF's fonts: ×, ≤, ≈, µ; the condensed face for wide tables
+  poppler-utils              # pdftotext and pdfimages for the test of the PDF (tests/common/check_report_pdf.py)
 )
 PV_PREFIX=${EB_PARAVIEW_PYTHON_PREFIX:-/opt/elastobench/python3-paraview}
 

@@ -45,11 +45,12 @@ check(vt.tally(rows) == {"reproduced": 1, "differs": 1, "not applicable": 0, "no
 md = vt.section(rows, "paper: X; ours: Y")
 check("| A | q | 1 | 1 | 1 | **reproduced**: same. |" in md, "section row")
 
-# The committed report: the three papers' summaries.
+# The committed report: the five papers' summaries.
 with open(report) as f:
     text = f.read()
 sections = re.split(r"^## ", text, flags=re.M)
-for paper in ("Dick, Georgii & Westermann 2011", "Strbac, Vander Sloten & Famaey 2015", "Verschoor & Jalba 2012"):
+for paper in ("Dick, Georgii & Westermann 2011", "Strbac, Vander Sloten & Famaey 2015", "Verschoor & Jalba 2012",
+              "Campo 2015", "Cecka, Lew & Darve 2011"):
     sec = next((s for s in sections if s.startswith(paper)), None)
     if not check(sec is not None, f"no section {paper}"):
         continue
@@ -63,6 +64,24 @@ for paper in ("Dick, Georgii & Westermann 2011", "Strbac, Vander Sloten & Famaey
         if check(m is not None, f"{paper}: a row without a verdict: {line}"):
             check(m.group(1) in vt.VERDICTS, f"{paper}: verdict '{m.group(1)}'")
             check(vt.sentences(m.group(2)) <= 2, f"{paper}: more than two sentences: {m.group(2)}")
+
+# The front page counts every paper section's verdict rows: its numbers are the sections' own.
+front = next((s for s in sections if s.startswith("At a glance")), None)
+if check(front is not None, "no front page (## At a glance)"):
+    counted = {}
+    for line in front.splitlines():
+        m = re.match(r"^\| ([^*|][^|]*) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", line)
+        if m:
+            counted[m.group(1)] = [int(x) for x in m.groups()[1:]]
+    check(len(counted) == 5, f"front page: {len(counted)} papers counted, 5 expected: {sorted(counted)}")
+    for title, numbers in counted.items():
+        sec = next((s for s in sections if s.startswith(title)), "")
+        cells = re.findall(r"\| \*\*(" + "|".join(vt.VERDICTS) + r")\*\*:", sec)
+        check(numbers[:4] == [cells.count(v) for v in vt.VERDICTS] and numbers[4] == len(cells),
+              f"front page: {title}: {numbers} against the section's {len(cells)} verdict rows")
+    check("![time to accuracy" in front, "front page: no head-to-head figure")
+    check("| scene | tolerance | hexmg | tled | bcsr-pcg | corot-cg | nr-neohookean |" in front,
+          "front page: no head-to-head headline table")
 
 if failures:
     print("\n".join("FAIL: " + f for f in failures))

@@ -1,0 +1,113 @@
+"""Reading an experiment's result files and writing their numbers for a reader: the helpers the
+Campo 2015 and Cecka 2011 sections share (analysis/campo2015.py, analysis/cecka2011.py).
+
+Numbers are rounded to significant digits, never printed as the long floats the CSVs hold, and a
+difference is called significant only when the measured spreads leave room for it."""
+import csv
+import json
+import math
+import os
+
+import verdict_table as vt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_csv(results_dir, name):
+    """The rows of results_dir/name as dicts; None when the part did not run (no file, or empty)."""
+    path = os.path.join(results_dir, name)
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return rows or None
+
+
+def read_json(results_dir, name):
+    path = os.path.join(results_dir, name)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def published(paper):
+    """analysis/published/PAPER.json: the paper's numbers with their table, figure or section."""
+    with open(os.path.join(HERE, "published", paper + ".json")) as f:
+        return json.load(f)
+
+
+def num(v):
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def sig(v, digits=3):
+    """`v` to `digits` significant digits: thousands separated from 1,000 up, powers of ten below
+    0.001 and from 1e7, whole numbers from 100 up (a CSV's 0.1234567891234 reads 0.123, 2706.14
+    reads 2,706); '' for a missing value."""
+    x = num(v)
+    if x is None:
+        return ""
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    if mag < -3 or mag >= 7:
+        mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+        mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+        return f"{mantissa}e{int(exponent)}"
+    if mag >= digits - 1:
+        return f"{x:,.0f}"
+    text = f"{x:.{digits - 1 - mag}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def pct(v, digits=2):
+    x = num(v)
+    return "" if x is None else sig(100 * x, digits) + "%"
+
+
+def spread(lo, hi):
+    return f"{sig(lo)}-{sig(hi)}" if num(lo) is not None and num(hi) is not None else ""
+
+
+def overlap(a, b):
+    """Whether two (low, high) ranges share a point: then the difference between the two timings
+    is smaller than their own spread."""
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def machine_text(meta):
+    """Our machine from meta.json: the host's CPU and threads, and the GPU when the run had one."""
+    m = meta.get("machine") or {}
+    if not m:
+        return "not recorded"
+    gpu = (m.get("gpu") or {}).get("name") if meta.get("gpu") else None
+    cpu = f"{m.get('cpu_model', 'CPU not recorded')} ({m.get('cpu_threads', '?')} threads)"
+    return f"GPU {gpu}, CPU {cpu}" if gpu else f"no GPU, CPU {cpu}"
+
+
+def verdict_row(item, quantity, published_value, ours, verdict, why, comparable=True, significant=True):
+    """verdict_table.row, its numbers rounded as the section's tables round them (its own format
+    writes 2,706 as 2.71e+03); a ratio inside the measured spread reads 'not significant'."""
+    r = vt.row(item, quantity, published_value, ours, verdict, why, comparable)
+    for key, v in (("published", published_value), ("ours", ours)):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            r[key] = sig(v)
+    if r["ratio"] != "-":
+        r["ratio"] = sig(ours / published_value) if significant else "not significant"
+    return r
+
+
+def ratio_text(ratio, significant):
+    """A ratio for a table cell: its value when the spreads allow it, else 'not significant'."""
+    return sig(ratio) if significant else f"not significant ({sig(ratio, 2)})"
