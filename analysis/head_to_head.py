@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from portable_paths import portable_paths  # noqa: E402
 import figures  # noqa: E402
+from result_format import md_table  # noqa: E402
 
 NAME = "head_to_head"
 OTHER_PARTS = ("head_to_head_solvers", "head_to_head_nonlinear")
@@ -73,15 +74,6 @@ def show(v, digits=3):
     return f"{x:.{digits}g}"
 
 
-def cell(c):
-    # A bare | inside a cell (|u_h|, a reason quoting |u_ref|) would split it in two.
-    return str(c).replace("\\|", "|").replace("|", "\\|")
-
-
-def table(header, body):
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in body]
-    return "\n".join(lines)
 
 
 def config(r):
@@ -185,7 +177,7 @@ def reference_table(reference):
             "|u_2h| (m)"]
     if richardson:
         head += ["observed order", "|u_ref| extrapolated (m)"]
-    return table(head + ["est. error of u_ref"], body)
+    return md_table(head + ["est. error of u_ref"], body)
 
 
 def short_numbers(text):
@@ -234,7 +226,7 @@ def headline_table(accuracy, trials=()):
                     else:
                         cells.append("not run")
             body.append([scene, f"{float(tol):.1%}"] + cells)
-    return table(["scene", "tolerance"] + METHODS, body)
+    return md_table(["scene", "tolerance"] + METHODS, body)
 
 
 def accuracy_table(accuracy):
@@ -251,7 +243,7 @@ def accuracy_table(accuracy):
         body.append([r["scene"], f"{float(r['tolerance']):.1%}", f"{r['method']}/{r['variant']}", config(r),
                      r["elements"], r["setting"], error, cost, r["steps_timed"], r["trials"],
                      show(r["reference_error_estimate"])])
-    out = table(["scene", "tolerance", "method/variant", "backend", "elements", "setting", "error",
+    out = md_table(["scene", "tolerance", "method/variant", "backend", "elements", "setting", "error",
                  "wall s per simulated s (min-max)", "steps timed", "trials", "reference error est."], body)
     for (scene, est), tols in sorted(unjudgeable.items()):
         out += (f"\n\n{scene}: {' and '.join(sorted(tols, key=lambda t: -float(t.rstrip('%'))))} not searched for any "
@@ -268,7 +260,7 @@ def throughput_table(throughput):
                      if ok else ("invalid: " + r["validity"] if not r["validity"].startswith("not run") else
                                  r["validity"]),
                      show(r["bytes_per_element_step"]), r["bytes_convention"]])
-    return table(["scene", "elements", "method/variant", "backend", "steps timed", "steps/s (min-max)",
+    return md_table(["scene", "elements", "method/variant", "backend", "steps timed", "steps/s (min-max)",
                   "bytes/element/step", "convention"], body)
 
 
@@ -301,7 +293,7 @@ def runs_table(meta):
         b = r.get("build") or {}
         body.append([r.get("scene", r.get("scenes", "")), r.get("variants", ""), str(b.get("git_commit", ""))[:12],
                      machine_line(r), r.get("note", r.get("stopped", ""))])
-    return table(["scenes", "variants", "build", "machine", "note"], body) if body else ""
+    return md_table(["scenes", "variants", "build", "machine", "note"], body) if body else ""
 
 
 def other_machines(results_dir, figures_dir):
@@ -366,7 +358,7 @@ def build(results_dir, figures_dir):
             md += [f"![steps per second]({p})", ""]
         if skipped:
             md += ["Skipped in this build:", "",
-                   table(["scene", "method", "variant", "backend", "precision", "why"],
+                   md_table(["scene", "method", "variant", "backend", "precision", "why"],
                          [[r[k] for k in ("scene", "method", "variant", "backend", "precision", "why")]
                           for r in skipped]), ""]
     md += other_machines(results_dir, figures_dir)

@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402
+from result_format import md_table  # noqa: E402
 from figures import legend_below  # noqa: E402
 
 STEM = "head_to_head_solvers"
@@ -78,10 +79,6 @@ def system_title(s):
     return f"{s['scene']} ({s['family']}, {s['size']}): {int(s['unknowns']):,} unknowns, {int(s['entries']):,} entries"
 
 
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def save(fig, figures_dir, stem):

@@ -24,6 +24,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from result_format import md_table  # noqa: E402
+
 NOT_RUN = "not run"
 FORMATS = ["bcsr", "csr", "ell", "hyb", "coo", "dcsr", "dhyb", "dcoo"]
 
@@ -97,10 +100,6 @@ def fmt_time(us):
     return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} us"
 
 
-def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def build(results_dir, figures_dir):

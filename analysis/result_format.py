@@ -1,5 +1,5 @@
-"""Reading an experiment's result files and writing their numbers for a reader: the helpers the
-Campo 2015 and Cecka 2011 sections share (analysis/campo2015.py, analysis/cecka2011.py).
+"""Reading an experiment's result files and writing their numbers for a reader: helpers the
+analysis modules share (the Markdown table writer is every module's).
 
 Numbers are rounded to significant digits, never printed as the long floats the CSVs hold, and a
 difference is called significant only when the measured spreads leave room for it."""
@@ -80,9 +80,16 @@ def overlap(a, b):
     return a[0] <= b[1] and b[0] <= a[1]
 
 
+def md_cell(c):
+    """A table cell's text, a bare | escaped (|u_h|, a reason quoting |r|/|r0|): unescaped, it would
+    split the cell in two and GitHub and pandoc would show the table as text."""
+    return str(c).replace("\\|", "|").replace("|", "\\|")
+
+
 def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    """The one Markdown table writer of the analysis modules."""
+    out = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 

@@ -28,6 +28,8 @@ import pandas as pd  # noqa: E402
 import figures  # noqa: E402
 import verdict_table as vt  # noqa: E402
 from portable_paths import portable_paths  # noqa: E402
+import result_format  # noqa: E402
+from result_format import md_table  # noqa: E402
 from run_validity import NOT_RECORDED, row_validity  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,12 +50,9 @@ def read_csv(results_dir, name):
     return df if len(df) else None
 
 
+
 def read_json(results_dir, name):
-    path = os.path.join(results_dir, name)
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return json.load(f)
+    return result_format.read_json(results_dir, name) or {}
 
 
 def fmt(v, digits=3):
@@ -76,11 +75,6 @@ def ratio(ours, published):
     return fmt(ours / published)
 
 
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r in rows:
-        out.append("| " + " | ".join(str(c) for c in r) + " |")
-    return "\n".join(out)
 
 
 def comparison_row(label, pub, key, ours, unit="", not_like_for_like=None):

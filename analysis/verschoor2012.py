@@ -38,7 +38,7 @@ import figures  # noqa: E402
 import verdict_table as vt  # noqa: E402
 from figures import legend_below  # noqa: E402
 import result_format  # noqa: E402
-from result_format import read_csv  # noqa: E402
+from result_format import md_table, read_csv  # noqa: E402
 from portable_paths import portable_paths  # noqa: E402
 from run_validity import NOT_RECORDED, row_validity  # noqa: E402
 
@@ -118,10 +118,6 @@ def pct(v):
     return f"{100 * v:.0f}%" if v >= 0.095 else f"{100 * v:.1f}%" if v >= 0.001 or v == 0 else f"{100 * v:.2g}%"
 
 
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def count(v):
