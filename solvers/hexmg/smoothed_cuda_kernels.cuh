@@ -36,6 +36,47 @@ __global__ void k_sm_residual(BlockRows<const T> A, Strided<const T> b, Strided<
   if (i < A.rows) block_residual_row(i, A, b, u, r);
 }
 
+// A warp per row for the coarse levels, whose rows hold 100-700 blocks (smoothed prolongation
+// widens the stencil level by level) while a colour holds a few rows: one thread per row walks
+// its row alone, a few hundred dependent-free loads issued one after another, and a launch lasts
+// as long as its longest row. The lanes take every 32nd block and their sums are added over a
+// fixed butterfly, so a row's result does not depend on timing (it differs from the one-thread
+// sum only by rounding). Every lane ends with the sums; lane 0 writes.
+constexpr int kSmWarp = 32;
+
+template <class T>
+__device__ int64_t sm_warp_offdiag(int32_t i, const BlockRows<const T>& A, const Strided<const T>& x, T* s) {
+  int64_t q = offdiag_row(i, A, x, s, int(threadIdx.x % kSmWarp), kSmWarp);
+  for (int o = kSmWarp / 2; o > 0; o /= 2) {
+    for (int d = 0; d < 3; ++d) s[d] += __shfl_xor_sync(0xffffffffu, s[d], o);
+    const long long other = __shfl_xor_sync(0xffffffffu, static_cast<long long>(q), o);
+    q = q > other ? q : other;
+  }
+  return q;
+}
+
+// Rows order[0 .. count) (one colour) of level A, a warp per row (blockDim a multiple of 32).
+template <class T>
+__global__ void k_sm_gs_warp(BlockRows<const T> A, const uint8_t* dead, const int32_t* order, int32_t count,
+                             Strided<const T> b, Strided<T> u) {
+  const int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kSmWarp;
+  if (w >= count) return;  // the whole warp: w is the warp's
+  const int32_t i = order[w];
+  T s[3];
+  const int64_t q = sm_warp_offdiag(i, A, Strided<const T>{u.p, u.vs, u.cs}, s);
+  if (threadIdx.x % kSmWarp == 0) block_gs_finish(i, q, s, A, dead, b, u);
+}
+
+template <class T>
+__global__ void k_sm_residual_warp(BlockRows<const T> A, Strided<const T> b, Strided<const T> u, Strided<T> r) {
+  const int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kSmWarp;
+  if (w >= A.rows) return;
+  const int32_t i = int32_t(w);
+  T s[3];
+  const int64_t q = sm_warp_offdiag(i, A, u, s);
+  if (threadIdx.x % kSmWarp == 0) block_residual_finish(i, q, s, A, b, u, r);
+}
+
 // y = M x (zero_u: and u = 0 on y's level, the restriction) or y += M x (the prolongation).
 template <class T>
 __global__ void k_sm_gather(BlockRows<const T> M, Strided<const T> x, Strided<T> y, bool accumulate, Strided<T> zero_u) {

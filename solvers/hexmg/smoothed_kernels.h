@@ -86,12 +86,15 @@ EB_HD void mirror_row(int32_t i, const int32_t* mirror, const BlockRows<T>& C) {
 }
 
 // sum over the entries of row i except the diagonal block of A_iJ x_J, and the diagonal block's
-// value index (-1 if the row has none).
+// value index (-1 if the row has none). `part` of `parts` takes the row's entries part, part +
+// parts, ...: a CUDA warp splits a long coarse row (hundreds of blocks) over its lanes and adds the
+// lanes' sums; one thread (part 0 of 1) takes them all, in order.
 template <class T>
-EB_HD int64_t offdiag_row(int32_t i, const BlockRows<const T>& A, const Strided<const T>& x, T* s) {
+EB_HD int64_t offdiag_row(int32_t i, const BlockRows<const T>& A, const Strided<const T>& x, T* s, int part = 0,
+                          int parts = 1) {
   s[0] = s[1] = s[2] = T(0);
   int64_t diag = -1;
-  for (int32_t p = A.ptr[i]; p < A.ptr[i + 1]; ++p) {
+  for (int32_t p = A.ptr[i] + part; p < A.ptr[i + 1]; p += parts) {
     const int32_t j = A.col[p];
     const int64_t q = A.index(p);
     if (j == i) {
@@ -117,13 +120,11 @@ EB_HD void masked_diagonal(const BlockRows<const T>& A, int64_t q, uint8_t dead,
 
 // Block Gauss-Seidel update of row i: u_i = D_i^-1 (b_i - sum_{j != i} A_ij u_j), dead components
 // and rows without a diagonal (padding) kept at 0. Rows of one colour share no entry, so a
-// colour's rows may run in any order or at once.
+// colour's rows may run in any order or at once. block_gs_finish is the update from the row's
+// off-diagonal sum s and diagonal index q (offdiag_row), block_gs_row the whole row.
 template <class T>
-EB_HD void block_gs_row(int32_t i, const BlockRows<const T>& A, const uint8_t* dead, const Strided<const T>& b,
-                        const Strided<T>& u) {
-  T s[3];
-  const Strided<const T> uc{u.p, u.vs, u.cs};
-  const int64_t q = offdiag_row(i, A, uc, s);
+EB_HD void block_gs_finish(int32_t i, int64_t q, const T* s, const BlockRows<const T>& A, const uint8_t* dead,
+                           const Strided<const T>& b, const Strided<T>& u) {
   if (q < 0) return;
   T D[9], r[3], x[3];
   masked_diagonal(A, q, dead[i], D);
@@ -132,12 +133,19 @@ EB_HD void block_gs_row(int32_t i, const BlockRows<const T>& A, const uint8_t* d
   for (int d = 0; d < 3; ++d) u(i, d) = x[d];
 }
 
-// r_i = b_i - (A u)_i; returns |r_i|^2.
 template <class T>
-EB_HD T block_residual_row(int32_t i, const BlockRows<const T>& A, const Strided<const T>& b, const Strided<const T>& u,
-                           const Strided<T>& r) {
+EB_HD void block_gs_row(int32_t i, const BlockRows<const T>& A, const uint8_t* dead, const Strided<const T>& b,
+                        const Strided<T>& u) {
   T s[3];
-  const int64_t q = offdiag_row(i, A, u, s);
+  const Strided<const T> uc{u.p, u.vs, u.cs};
+  block_gs_finish(i, offdiag_row(i, A, uc, s), s, A, dead, b, u);
+}
+
+// r_i = b_i - (A u)_i; returns |r_i|^2. block_residual_finish from the row's off-diagonal sum s and
+// diagonal index q (offdiag_row), block_residual_row the whole row.
+template <class T>
+EB_HD T block_residual_finish(int32_t i, int64_t q, const T* s, const BlockRows<const T>& A, const Strided<const T>& b,
+                              const Strided<const T>& u, const Strided<T>& r) {
   T n2 = 0;
   for (int d = 0; d < 3; ++d) {
     const T ad = q < 0 ? T(0) : A.v(q, 3 * d) * u(i, 0) + A.v(q, 3 * d + 1) * u(i, 1) + A.v(q, 3 * d + 2) * u(i, 2);
@@ -146,6 +154,13 @@ EB_HD T block_residual_row(int32_t i, const BlockRows<const T>& A, const Strided
     n2 += rd * rd;
   }
   return n2;
+}
+
+template <class T>
+EB_HD T block_residual_row(int32_t i, const BlockRows<const T>& A, const Strided<const T>& b, const Strided<const T>& u,
+                           const Strided<T>& r) {
+  T s[3];
+  return block_residual_finish(i, offdiag_row(i, A, u, s), s, A, b, u, r);
 }
 
 // y_i = (A x)_i with identity rows for dead components and rows without a diagonal (the coarsest

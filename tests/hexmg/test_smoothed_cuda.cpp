@@ -6,6 +6,7 @@
 // identical bits. Compiled into test_hexmg_gpu only (label gpu); skipped without a device.
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "solvers/hexmg/smoothed_plan.h"
 #include "tests/hexmg/hexmg_test_util.h"
@@ -21,7 +22,7 @@ class SmoothedCuda : public ::testing::TestWithParam<Precision> {
  protected:
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-    Scenario sc = clamped_cube(16);
+    Scenario sc = clamped_cube(16, overrides());
     sc.solver.variant = "smoothed-vcycle";
     cpu_ = make(sc, {Backend::Cpu, GetParam()});
     gpu_ = make(sc, {Backend::Cuda, GetParam()});
@@ -40,6 +41,7 @@ class SmoothedCuda : public ::testing::TestWithParam<Precision> {
     cpu_->begin_step();
     gpu_->begin_step();
   }
+  virtual std::vector<std::string> overrides() const { return {}; }
   double tol() const { return GetParam() == Precision::Fp32 ? 2e-4 : 1e-10; }
   // |a - b|_max / |b|_max.
   static double diff(const std::vector<double>& a, const std::vector<double>& b) {
@@ -77,6 +79,18 @@ class SmoothedCuda : public ::testing::TestWithParam<Precision> {
     std::printf("%s level %d: max relative difference %.2e\n", what, l, d);
     EXPECT_LE(d, tol()) << what << " level " << l;
   }
+  // Forward and backward sweeps and the residual of level l from equal inputs (seeds from `seed`).
+  void check_sweeps_and_residual(int l, uint32_t seed, const char* kernels) {
+    same_matrix(l);
+    for (SP k : {SP::Sweep, SP::SweepBackward}) {
+      same_vectors(l, seed + l);
+      run_both(k, l);
+      expect_same(SA::u, l, (std::string(kernels) + (k == SP::Sweep ? " Gauss-Seidel sweep" : " backward sweep")).c_str());
+    }
+    same_vectors(l, seed + 100 + l);
+    run_both(SP::Residual, l);
+    expect_same(SA::r, l, (std::string(kernels) + " residual").c_str());
+  }
   std::unique_ptr<HexmgSimulation> cpu_, gpu_;
 };
 
@@ -94,15 +108,7 @@ TEST_P(SmoothedCuda, GalerkinProduct) {
 TEST_P(SmoothedCuda, SweepsResidualTransfers) {
   const int nl = cpu_->model().n_levels();
   for (int l = 0; l + 1 < nl; ++l) {
-    same_matrix(l);
-    for (SP k : {SP::Sweep, SP::SweepBackward}) {
-      same_vectors(l, 100 + l);
-      run_both(k, l);
-      expect_same(SA::u, l, k == SP::Sweep ? "Gauss-Seidel sweep" : "backward Gauss-Seidel sweep");
-    }
-    same_vectors(l, 200 + l);
-    run_both(SP::Residual, l);
-    expect_same(SA::r, l, "residual");
+    check_sweeps_and_residual(l, 100, "default");
     same_vectors(l, 300 + l);
     same_vectors(l + 1, 400 + l);
     run_both(SP::Restrict, l + 1);
@@ -141,6 +147,21 @@ TEST_P(SmoothedCuda, CoarsestSolveAndCycle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, SmoothedCuda, ::testing::Values(Precision::Fp32, Precision::Fp64),
+                         [](const ::testing::TestParamInfo<Precision>& i) { return to_string(i.param); });
+
+// The coarse levels' thread-per-row kernels (hexmg.coarse_row_warp = false; the default takes a
+// warp per row and is checked above) against the CPU, phase by phase.
+class SmoothedCudaThreadPerRow : public SmoothedCuda {
+ protected:
+  std::vector<std::string> overrides() const override { return {"hexmg.coarse_row_warp=false"}; }
+};
+
+TEST_P(SmoothedCudaThreadPerRow, CoarseSweepsAndResidual) {
+  const int nl = cpu_->model().n_levels();
+  for (int l = 1; l + 1 < nl; ++l) check_sweeps_and_residual(l, 800, "thread-per-row");
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, SmoothedCudaThreadPerRow, ::testing::Values(Precision::Fp32, Precision::Fp64),
                          [](const ::testing::TestParamInfo<Precision>& i) { return to_string(i.param); });
 
 // Whole runs: GPU against CPU, and the GPU against itself bit for bit.
