@@ -937,12 +937,8 @@ class HexmgCuda final : public HexmgSimulation {
     for (int k = 0; k < nc; ++k) {
       const int c = backward ? nc - 1 - k : k;
       const int32_t b = S.colour_begin[size_t(c)], count = S.colour_begin[size_t(c) + 1] - b;
-      if (m_.solver.coarse_row_warp)
-        k_sm_gs_warp<T><<<grid_for(int64_t(count) * kSmWarp), kThreadsPerBlock, 0, stream_>>>(
-            sm_A(l), d.dead.data(), d.order.data() + b, count, cview(sm_vec(l, 'b')), sm_vec(l, 'u'));
-      else
-        k_sm_gs<T><<<grid_for(count), kThreadsPerBlock, 0, stream_>>>(sm_A(l), d.dead.data(), d.order.data() + b, count,
-                                                                      cview(sm_vec(l, 'b')), sm_vec(l, 'u'));
+      k_sm_gs_warp<T><<<grid_for(int64_t(count) * kSmWarp), kThreadsPerBlock, 0, stream_>>>(
+          sm_A(l), d.dead.data(), d.order.data() + b, count, cview(sm_vec(l, 'b')), sm_vec(l, 'u'));
     }
     EB_CUDA_CHECK(cudaGetLastError());
   }
@@ -952,12 +948,8 @@ class HexmgCuda final : public HexmgSimulation {
       return;
     }
     const int64_t n = plan().levels[size_t(l)].n;
-    if (m_.solver.coarse_row_warp)
-      k_sm_residual_warp<T><<<grid_for(n * kSmWarp), kThreadsPerBlock, 0, stream_>>>(
-          sm_A(l), cview(sm_vec(l, 'b')), cview(sm_vec(l, 'u')), sm_vec(l, 'r'));
-    else
-      k_sm_residual<T><<<grid_for(n), kThreadsPerBlock, 0, stream_>>>(sm_A(l), cview(sm_vec(l, 'b')),
-                                                                      cview(sm_vec(l, 'u')), sm_vec(l, 'r'));
+    k_sm_residual_warp<T><<<grid_for(n * kSmWarp), kThreadsPerBlock, 0, stream_>>>(
+        sm_A(l), cview(sm_vec(l, 'b')), cview(sm_vec(l, 'u')), sm_vec(l, 'r'));
     EB_CUDA_CHECK(cudaGetLastError());
   }
   void sm_restrict(int l) {

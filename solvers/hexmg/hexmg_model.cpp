@@ -128,14 +128,14 @@ const std::vector<HexmgVariant>& hexmg_variants() {
       // The smoothed hierarchy (smoothed_hierarchy.h): the paper's level-0 smoother, smoothed
       // prolongations and exact Galerkin coarse operators recomputed every hexmg.galerkin_every steps.
       {"smoothed-vcycle", "hexmg.cycles V-cycles per step on the smoothed-prolongation hierarchy (Galerkin P^T A P)",
-       false, false, true, {"cycles", "pre_smooth", "post_smooth", "corotated", "galerkin_every", "coarse_row_warp"}, true, false},
+       false, false, true, {"cycles", "pre_smooth", "post_smooth", "corotated", "galerkin_every"}, true, false},
       {"smoothed-tolerance",
        "smoothed-hierarchy V-cycles until the residual fell by hexmg.tolerance (at most hexmg.max_iterations)", true,
-       false, true, {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated", "galerkin_every", "coarse_row_warp"}, true, false},
+       false, true, {"pre_smooth", "post_smooth", "tolerance", "max_iterations", "corotated", "galerkin_every"}, true, false},
       {"smoothed-pcg",
        "CG preconditioned by the symmetric smoothed-hierarchy V-cycle (hexmg.pre_smooth sweeps before and after) "
        "to hexmg.tolerance",
-       true, false, true, {"pre_smooth", "tolerance", "max_iterations", "corotated", "galerkin_every", "coarse_row_warp"}, true, true},
+       true, false, true, {"pre_smooth", "tolerance", "max_iterations", "corotated", "galerkin_every"}, true, true},
   };
   return variants;
 }
@@ -155,7 +155,6 @@ SolverChoice parse_solver(const Scenario& sc) {
   c.lattice_order = o.lattice_order;
   c.coarse_shared_slots = o.coarse_shared_slots;
   c.galerkin_every = o.galerkin_every;
-  c.coarse_row_warp = o.coarse_row_warp;
   const std::string& name = sc.solver.variant.empty() ? hexmg_variants().front().name : sc.solver.variant;
   std::string names;
   for (const auto& v : hexmg_variants()) {
@@ -471,7 +470,6 @@ nlohmann::json model_details(const Model& m) {
           {"lattice_order", m.solver.lattice_order},
           {"coarse_shared_slots", m.solver.coarse_shared_slots},
           {"galerkin_every", m.solver.galerkin_every},
-          {"coarse_row_warp", m.solver.coarse_row_warp},
           {"galerkin_work", galerkin},
           {"poisson_ratio", m.poisson},
           {"youngs_min", emin},

@@ -61,9 +61,6 @@ struct HexmgOptions {
   // the steps between cycle with the last ones and the current fine operator (smoothed_hierarchy.h).
   // 1: exact every step. The default from the bunny's measurements (PERF_NOTES.md).
   int galerkin_every = 16;
-  // smoothed-*, CUDA: the coarse levels' Gauss-Seidel and residual with a warp per row (their rows
-  // hold 100-700 blocks); false: a thread per row. Changes the order of a row's sum (rounding).
-  bool coarse_row_warp = true;
 };
 template <class V> void visit(V& v, HexmgOptions& o) {
   v("cycles", o.cycles);
@@ -78,7 +75,6 @@ template <class V> void visit(V& v, HexmgOptions& o) {
   v("lattice_order", o.lattice_order);
   v("coarse_shared_slots", o.coarse_shared_slots);
   v("galerkin_every", o.galerkin_every);
-  v("coarse_row_warp", o.coarse_row_warp);
 }
 void validate_hexmg_options(const HexmgOptions& o);  // InputError naming the hexmg.KEY
 
@@ -111,7 +107,6 @@ struct SolverChoice {
   bool lattice_order = true;                  // hexmg.lattice_order (CUDA)
   int coarse_shared_slots = -1;               // hexmg.coarse_shared_slots (CUDA coarsest CG)
   int galerkin_every = 16;                    // hexmg.galerkin_every (smoothed-*)
-  bool coarse_row_warp = true;                // hexmg.coarse_row_warp (smoothed-*, CUDA)
   int cycles = 2;
   int pre_smooth = 2, post_smooth = 1;
   double tolerance = 1e-6;

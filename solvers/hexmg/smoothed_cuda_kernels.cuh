@@ -22,24 +22,9 @@ __global__ void k_sm_mirror(const int32_t* mirror, BlockRows<T> C) {
   if (i < C.rows) mirror_row(i, mirror, C);
 }
 
-// Rows order[0 .. count) (one colour) of level A.
-template <class T>
-__global__ void k_sm_gs(BlockRows<const T> A, const uint8_t* dead, const int32_t* order, int32_t count,
-                        Strided<const T> b, Strided<T> u) {
-  const int32_t q = int32_t(blockIdx.x * blockDim.x + threadIdx.x);
-  if (q < count) block_gs_row(order[q], A, dead, b, u);
-}
-
-template <class T>
-__global__ void k_sm_residual(BlockRows<const T> A, Strided<const T> b, Strided<const T> u, Strided<T> r) {
-  const int32_t i = int32_t(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < A.rows) block_residual_row(i, A, b, u, r);
-}
-
-// A warp per row for the coarse levels, whose rows hold 100-700 blocks (smoothed prolongation
-// widens the stencil level by level) while a colour holds a few rows: one thread per row walks
-// its row alone, a few hundred dependent-free loads issued one after another, and a launch lasts
-// as long as its longest row. The lanes take every 32nd block and their sums are added over a
+// A warp per row for the smoothed levels, whose coarse rows hold 100-700 blocks (smoothed
+// prolongation widens the stencil level by level) while a colour holds a few rows: with one thread
+// per row a launch lasted as long as its longest row's few hundred loads in sequence (PERF_NOTES). The lanes take every 32nd block and their sums are added over a
 // fixed butterfly, so a row's result does not depend on timing (it differs from the one-thread
 // sum only by rounding). Every lane ends with the sums; lane 0 writes.
 constexpr int kSmWarp = 32;

@@ -22,7 +22,7 @@ class SmoothedCuda : public ::testing::TestWithParam<Precision> {
  protected:
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-    Scenario sc = clamped_cube(16, overrides());
+    Scenario sc = clamped_cube(16);
     sc.solver.variant = "smoothed-vcycle";
     cpu_ = make(sc, {Backend::Cpu, GetParam()});
     gpu_ = make(sc, {Backend::Cuda, GetParam()});
@@ -41,7 +41,6 @@ class SmoothedCuda : public ::testing::TestWithParam<Precision> {
     cpu_->begin_step();
     gpu_->begin_step();
   }
-  virtual std::vector<std::string> overrides() const { return {}; }
   double tol() const { return GetParam() == Precision::Fp32 ? 2e-4 : 1e-10; }
   // |a - b|_max / |b|_max.
   static double diff(const std::vector<double>& a, const std::vector<double>& b) {
@@ -108,7 +107,7 @@ TEST_P(SmoothedCuda, GalerkinProduct) {
 TEST_P(SmoothedCuda, SweepsResidualTransfers) {
   const int nl = cpu_->model().n_levels();
   for (int l = 0; l + 1 < nl; ++l) {
-    check_sweeps_and_residual(l, 100, "default");
+    check_sweeps_and_residual(l, 100, "warp-per-row");
     same_vectors(l, 300 + l);
     same_vectors(l + 1, 400 + l);
     run_both(SP::Restrict, l + 1);
@@ -147,21 +146,6 @@ TEST_P(SmoothedCuda, CoarsestSolveAndCycle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, SmoothedCuda, ::testing::Values(Precision::Fp32, Precision::Fp64),
-                         [](const ::testing::TestParamInfo<Precision>& i) { return to_string(i.param); });
-
-// The coarse levels' thread-per-row kernels (hexmg.coarse_row_warp = false; the default takes a
-// warp per row and is checked above) against the CPU, phase by phase.
-class SmoothedCudaThreadPerRow : public SmoothedCuda {
- protected:
-  std::vector<std::string> overrides() const override { return {"hexmg.coarse_row_warp=false"}; }
-};
-
-TEST_P(SmoothedCudaThreadPerRow, CoarseSweepsAndResidual) {
-  const int nl = cpu_->model().n_levels();
-  for (int l = 1; l + 1 < nl; ++l) check_sweeps_and_residual(l, 800, "thread-per-row");
-}
-
-INSTANTIATE_TEST_SUITE_P(Precisions, SmoothedCudaThreadPerRow, ::testing::Values(Precision::Fp32, Precision::Fp64),
                          [](const ::testing::TestParamInfo<Precision>& i) { return to_string(i.param); });
 
 // Whole runs: GPU against CPU, and the GPU against itself bit for bit.
