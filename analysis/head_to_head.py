@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from portable_paths import portable_paths  # noqa: E402
 import figures  # noqa: E402
-from result_format import md_table  # noqa: E402
+from result_format import machine_line, md_table  # noqa: E402
 
 NAME = "head_to_head"
 OTHER_PARTS = ("head_to_head_solvers", "head_to_head_nonlinear")
@@ -278,13 +278,6 @@ def other_parts(results_dir, figures_dir):
     return md
 
 
-def machine_line(meta):
-    m = (meta or {}).get("machine") or {}
-    gpu = m.get("gpu")
-    gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
-    return f"{m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}"
-
-
 def runs_table(meta):
     """The searches a results folder was assembled from (corot_meta.json search_runs), if several."""
     runs = (meta or {}).get("search_runs") or []
@@ -294,6 +287,18 @@ def runs_table(meta):
         body.append([r.get("scene", r.get("scenes", "")), r.get("variants", ""), str(b.get("git_commit", ""))[:12],
                      machine_line(r), r.get("note", r.get("stopped", ""))])
     return md_table(["scenes", "variants", "build", "machine", "note"], body) if body else ""
+
+
+def throughput_runs_table(meta):
+    """Per scene, the run its steps/s rows come from (corot_meta.json throughput_runs: build,
+    date, and a note where rows of older code remain)."""
+    runs = (meta or {}).get("throughput_runs") or {}
+    body = []
+    for scene, r in runs.items():
+        b = r.get("build") or {}
+        body.append([scene, str(b.get("git_commit", ""))[:12], (r.get("machine") or {}).get("date", ""),
+                     machine_line(r), r.get("note", r.get("stopped", ""))])
+    return md_table(["scene", "build", "date", "machine", "note"], body) if body else ""
 
 
 def other_machines(results_dir, figures_dir):
@@ -354,6 +359,9 @@ def build(results_dir, figures_dir):
             md += [f"![time to accuracy]({p})", ""]
         if throughput:
             md += ["### Corotational linear elasticity: steps/s and bytes per element", "", throughput_table(throughput), ""]
+            runs = throughput_runs_table(meta)
+            if runs:
+                md += ["The runs these rows come from, per scene:", "", runs, ""]
         for p in steps_figures(throughput, figures_dir):
             md += [f"![steps per second]({p})", ""]
         if skipped:

@@ -10,6 +10,7 @@ log-axis plot of error against wall time (PNG and PDF); the scale part's largest
 whose files are missing says "not run"; a row of an invalid run shows its reason in place of
 its numbers and is left out of the figure. Uses only Debian's numpy, pandas and matplotlib.
 """
+import glob
 import json
 import math
 import os
@@ -24,6 +25,7 @@ import pandas as pd  # noqa: E402
 import figures  # noqa: E402
 from campo2015 import read_json  # noqa: E402  (None when the file is missing)
 from figures import legend_below  # noqa: E402
+from result_format import machine_line  # noqa: E402
 
 NOT_RUN = "not run"
 
@@ -73,12 +75,36 @@ def _valid(v):
     return isinstance(v, str) and v == "valid"
 
 
+def _sibling_with_nonlinear(results_dir):
+    """The same experiment's folder of another machine (experiments/results/<device>/head-to-head)
+    holding the nonlinear part, the first by name; None if there is none."""
+    here = os.path.realpath(results_dir)
+    root = os.path.dirname(os.path.dirname(here))
+    for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))):
+        if os.path.realpath(d) != here and os.path.isfile(os.path.join(d, "nonlinear_rows.csv")):
+            return d
+    return None
+
+
 def _nonlinear(results_dir, figures_dir):
+    title = "### Nonlinear hyperelasticity (nr-neohookean vs tled)"
     rows = _csv(results_dir, "nonlinear_rows.csv")
     meta = read_json(results_dir, "nonlinear_meta.json")
+    md = [title, ""]
     if rows is None or meta is None:
-        return "### Nonlinear hyperelasticity (nr-neohookean vs tled)\n\n" + NOT_RUN + "\n"
-    md = ["### Nonlinear hyperelasticity (nr-neohookean vs tled)", ""]
+        # Not run on this machine: another machine's run, named, rather than nothing (its timings
+        # compare only with each other).
+        other = _sibling_with_nonlinear(results_dir)
+        if other is None:
+            return title + "\n\n" + NOT_RUN + "\n"
+        results_dir = other
+        rows = _csv(results_dir, "nonlinear_rows.csv")
+        meta = read_json(results_dir, "nonlinear_meta.json")
+        machine = os.path.basename(os.path.dirname(os.path.realpath(other)))
+        md += [f"Not run on this machine; the run on **{machine}** (experiments/results/{machine}/head-to-head): "
+               f"{machine_line(meta)}. Its timings compare only with each other.", ""]
+    if meta and meta.get("concurrency"):
+        md += [f"Runs: {meta['concurrency']}.", ""]
     for s in meta.get("scenes", []):
         md.append(f"- **{s['name']}**: {s['description']}; reference: {s['reference']}.")
     md.append(f"- Error: {meta.get('error', '')}.")
@@ -180,6 +206,8 @@ def _scale(results_dir):
               "short of the memory limit: 'run limited by' says which bound held).")
     if meta.get("timing"):
         md.append(f"- Timing: {meta['timing']}.")
+    if meta.get("run_note"):
+        md.append(f"- This run: {meta['run_note']}.")
     md.append("")
     rows = _csv(results_dir, "scale_rows.csv")
     if rows is None:

@@ -93,6 +93,14 @@ def md_table(header, rows):
     return "\n".join(out)
 
 
+def machine_line(meta):
+    """A run's machine in one line from its meta's `machine` (manifest layout): CPU model, threads, GPU."""
+    m = (meta or {}).get("machine") or {}
+    gpu = m.get("gpu")
+    gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
+    return f"{m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}"
+
+
 def machine_text(meta):
     """Our machine from meta.json: the host's CPU and threads, and the GPU when the run had one."""
     m = meta.get("machine") or {}

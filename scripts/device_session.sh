@@ -13,7 +13,10 @@
 #   corot   `reproduce campo2015` in full (corot-cg), EB_CAMPO_TIMEOUT s (default 330)      ~4 min
 #   nr      `reproduce cecka2011` in full (nr-neohookean), EB_CECKA_TIMEOUT s (default 300),
 #           then bench_device_assembly                                                    ~5 min
-#   hexmg-smoothed  per-kernel ncu durations and timed runs of hexmg's smoothed variants  ~4 min
+#   hexmg-smoothed  the smoothed GPU tests, per-kernel ncu durations (EB_SMOOTHED_NCU=0: none) and
+#           timed runs of hexmg's smoothed variants, once per EB_SMOOTHED_SETS entry (comma-joined
+#           --set K=V lists, e.g. "hexmg.coarse_row_warp=true hexmg.coarse_row_warp=false")  ~4 min
+#   setup   nothing: the unpacking and links every call makes (device_parallel.sh runs it first)
 #   h2h     `reproduce head-to-head`, a process per part (EB_H2H_PARTS, EB_H2H_SECONDS each)  <=8 min
 #   h2h-search  head-to-head corot time-to-accuracy searches, one process per GPU at once:
 #           EB_H2H_SEARCH="SCENE:METHODS[:CONFIGS[:TOLERANCES[:TRIAL_S]]] ..." (the i-th on GPU i mod the GPU
@@ -32,6 +35,9 @@ set -uo pipefail
 : "${OUT:?OUT must name the output folder}"
 ROOT=$(pwd)
 parts=${*:-common tled hexmg}
+# Scratch folders of the parts; scripts/device_parallel.sh gives each of its jobs its own.
+T=${EB_TMP:-/tmp}
+mkdir -p "$T"
 export LD_LIBRARY_PATH=$ROOT/.devcarry/lib:$ROOT/.devcarry/ccx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$ROOT/.devcarry/ccx/bin:$PATH
 export ELASTOBENCH_SOURCE_DIR=$ROOT ELASTOBENCH_DATA=$ROOT/.devcarry/meshes
@@ -73,7 +79,7 @@ for part in $parts; do
       # parts), then Nsight Compute's DRAM bytes of every kernel of one step of the largest bunny.
       [ -x "$B/bin/test_bcsr_pcg_gpu" ] && (cd "$B" && timeout 240 bin/test_bcsr_pcg_gpu > "$OUT/test_bcsr_pcg_gpu.txt" 2>&1; echo "test_bcsr_pcg_gpu exit $?")
       grep -E "PASSED|FAILED" "$OUT/test_bcsr_pcg_gpu.txt" | head -20
-      R=/tmp/eb_verschoor; rm -rf $R
+      R=$T/eb_verschoor; rm -rf $R
       timeout "${EB_VERSCHOOR_TIMEOUT:-420}" "$B/bin/elastobench" reproduce verschoor2012 --no-report -q -o $R \
         ${EB_VERSCHOOR_PARTS:+--parts $EB_VERSCHOOR_PARTS} > "$OUT/verschoor2012.log" 2>&1
       echo "verschoor2012 exit $?"
@@ -83,13 +89,13 @@ for part in $parts; do
           timeout 150 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
             --launch-skip 200 --launch-count 90 --csv "$B/bin/elastobench" run -m bcsr-pcg -s verschoor2012-bunny \
             --set mesh.element_size=0.00515625 --set bcsr-pcg.graph=false --backend cuda --precision $p --steps 4 -q --allow-invalid \
-            -o /tmp/eb_ncu_$p > "$R/ncu_bunny128_$p.csv" 2> "$R/ncu_bunny128_$p.log"
+            -o $T/eb_ncu_$p > "$R/ncu_bunny128_$p.csv" 2> "$R/ncu_bunny128_$p.log"
           echo "ncu $p exit $?"
         done
       fi
       tar czf "$OUT/verschoor2012.tgz" -C $R . ;;
     tled)
-      R=/tmp/eb_tled; rm -rf $R
+      R=$T/eb_tled; rm -rf $R
       timeout 450 "$B/bin/elastobench" reproduce strbac2015 --no-report -q -o $R > "$OUT/strbac2015.log" 2>&1
       echo "strbac2015 exit $?"
       find $R \( -name vtk -type d \) -prune -exec rm -rf {} +
@@ -106,7 +112,7 @@ for part in $parts; do
       # (scripts/hexmg_perf_check.py); the GPU tests run in `common`. EB_DICK2011_PARTS (e.g.
       # performance) runs only those parts here; the CPU-only ones are added elsewhere with
       # `reproduce dick2011 --parts ...` into the imported folder. EB_HEXMG_TIMEOUT: the part's seconds.
-      R=/tmp/eb_hexmg; rm -rf $R; mkdir -p $R
+      R=$T/eb_hexmg; rm -rf $R; mkdir -p $R
       "$B/bin/bench_hexmg" --benchmark_filter="${EB_HEXMG_BENCH_FILTER:-cuda|Triad}" --benchmark_min_time=0.5 \
         --benchmark_format=json --benchmark_out="$R/bench_hexmg.json" > "$R/bench_hexmg.log" 2>&1
       echo "bench_hexmg exit $?"
@@ -115,7 +121,7 @@ for part in $parts; do
         timeout 200 ncu --csv --page raw --print-units base --cache-control none --clock-control none \
           --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --launch-skip 450 --launch-count 225 \
           "$B/bin/elastobench" run -m hexmg -b cuda -p fp32 -s dick2011-bunny --set mesh.target_elements=269000 --steps 4 \
-          --warmup 0 -q -o /tmp/eb_ncu_step > "$R/ncu_step.csv" 2> "$R/ncu_step.err"
+          --warmup 0 -q -o $T/eb_ncu_step > "$R/ncu_step.csv" 2> "$R/ncu_step.err"
         echo "ncu exit $?"
       fi
       left=$(( ${EB_HEXMG_TIMEOUT:-520} - SECONDS ))
@@ -129,23 +135,31 @@ for part in $parts; do
       # Where a step of hexmg's smoothed hierarchy goes on the GPU (its variants run 1-20 steps/s
       # where vcycle runs 100s): Nsight Compute's duration, grid and block of every kernel of
       # 3 steps (the first computes the Galerkin operators) of the ~100K-hexahedron bunny, fp32,
-      # per smoothed variant; then a timed 20-step run of each (summary.json).
-      R=/tmp/eb_hexmg_sm; rm -rf $R; mkdir -p $R
-      for v in ${EB_SMOOTHED_VARIANTS:-smoothed-vcycle smoothed-pcg}; do
-        if command -v ncu > /dev/null; then
-          timeout 200 ncu --csv --page raw --print-units base --cache-control none --clock-control none \
-            --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
-            "$B/bin/elastobench" run -m hexmg --variant $v -b cuda -p fp32 -s dick2011-bunny \
-            --set mesh.target_elements=${EB_SMOOTHED_ELEMENTS:-100000} --steps 3 --warmup 0 -q -o /tmp/eb_sm_ncu_$v \
-            > "$R/ncu_$v.csv" 2> "$R/ncu_$v.err"
-          echo "ncu $v exit $?"
-        fi
-        timeout 120 "$B/bin/elastobench" run -m hexmg --variant $v -b cuda -p fp32 -s dick2011-bunny \
-          --set mesh.target_elements=${EB_SMOOTHED_ELEMENTS:-100000} --steps 20 -q -o $R/run_$v > "$R/run_$v.log" 2>&1
-        echo "run $v exit $?"
-        find $R -name vtk -type d -prune -exec rm -rf {} +
+      # per smoothed variant; then a timed 20-step run of each (summary.json), per settings entry.
+      # smoothed-pcg refuses the scene's hexmg.cycles, so the default is smoothed-vcycle alone.
+      R=$T/eb_hexmg_sm; rm -rf $R; mkdir -p $R
+      [ -x "$B/bin/test_hexmg_gpu" ] && (cd "$B" && timeout 240 bin/test_hexmg_gpu --gtest_filter='*Smoothed*' \
+        > "$R/test_hexmg_gpu_smoothed.txt" 2>&1; echo "test_hexmg_gpu smoothed exit $?")
+      for sets in ${EB_SMOOTHED_SETS:-default}; do
+        tag=$(echo "$sets" | tr -c 'A-Za-z0-9_.-' '_'); args=()
+        [ "$sets" = default ] || for kv in ${sets//,/ }; do args+=(--set "$kv"); done
+        for v in ${EB_SMOOTHED_VARIANTS:-smoothed-vcycle}; do
+          if command -v ncu > /dev/null && [ "${EB_SMOOTHED_NCU:-1}" = 1 ]; then
+            timeout 200 ncu --csv --page raw --print-units base --cache-control none --clock-control none \
+              --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
+              "$B/bin/elastobench" run -m hexmg --variant $v -b cuda -p fp32 -s dick2011-bunny "${args[@]}" \
+              --set mesh.target_elements=${EB_SMOOTHED_ELEMENTS:-100000} --steps 3 --warmup 0 -q -o $T/eb_sm_ncu_$v \
+              > "$R/ncu_${v}_$tag.csv" 2> "$R/ncu_${v}_$tag.err"
+            echo "ncu $v $sets exit $?"
+          fi
+          timeout 120 "$B/bin/elastobench" run -m hexmg --variant $v -b cuda -p fp32 -s dick2011-bunny "${args[@]}" \
+            --set mesh.target_elements=${EB_SMOOTHED_ELEMENTS:-100000} --steps 20 -q -o $R/run_${v}_$tag > "$R/run_${v}_$tag.log" 2>&1
+          echo "run $v $sets exit $?"
+          find $R -name vtk -type d -prune -exec rm -rf {} +
+        done
       done
       tar czf "$OUT/hexmg_smoothed.tgz" -C $R . ;;
+    setup) ;;
     sanitize)
       # One process per test binary rather than ctest's one per test case: the sanitizer's start-up
       # per process would eat the call's 10 minutes. The budget is shared evenly by the runs; a run
@@ -161,7 +175,7 @@ for part in $parts; do
       printf '%-20s %-10s %-8s %s\n' binary tool errors status > "$table"
       for tool in $tools; do
         for bin in $bins; do
-          name=$(basename "$bin"); log=/tmp/eb_cs_${tool}_$name.log
+          name=$(basename "$bin"); log=$T/eb_cs_${tool}_$name.log
           (cd "$B" && timeout -k 10 "$per_run" "$CS" --tool "$tool" --print-limit 100 \
             "$bin" --gtest_brief=1 ${EB_SANITIZE_FILTER:+--gtest_filter=$EB_SANITIZE_FILTER} > "$log" 2>&1)
           rc=$?
@@ -198,7 +212,7 @@ for part in $parts; do
       # skipped, listed). JSON and logs (bench_sparse_<matrix>[_<EB_SPARSE_PART>].*) travel as one
       # tarball of linalg/ (the transfer takes 8 files), rebuilt after each matrix through a
       # temporary name; unpack it into experiments/results/<device>/.
-      R=/tmp/eb_sparse; rm -rf $R; mkdir -p $R/linalg
+      R=$T/eb_sparse; rm -rf $R; mkdir -p $R/linalg
       budget_end=$((SECONDS + ${EB_SPARSE_BUDGET:-470}))
       for m in ${EB_SPARSE_SIZES:-bunny53 armadillo_rcm hand_rcm raptor19409_rcm box80 armadillo bunny116 box160}; do
         case $m in *[!0-9]*) ;; *) m=box$m ;; esac
@@ -221,18 +235,18 @@ for part in $parts; do
         [ -x "$bin" ] || continue
         name=$(basename "$bin") filter=
         [ "$name" = test_contract ] && filter=--gtest_filter='Cuda/*'
-        (cd "$B" && timeout "${EB_GPUTEST_TIMEOUT:-240}" "$bin" $filter --gtest_brief=1 > "/tmp/eb_$name.log" 2>&1)
+        (cd "$B" && timeout "${EB_GPUTEST_TIMEOUT:-240}" "$bin" $filter --gtest_brief=1 > "$T/eb_$name.log" 2>&1)
         rc=$?
-        echo "$name: exit $rc, $(grep -oE '^\[  PASSED  \] [0-9]+' "/tmp/eb_$name.log" | grep -oE '[0-9]+$' || echo 0) passed, $(grep -cE '^\[  FAILED  \] [A-Za-z].*\(' "/tmp/eb_$name.log") failed"
-        { echo "### $name: exit $rc"; cat "/tmp/eb_$name.log"; } >> /tmp/eb_gputests.log
+        echo "$name: exit $rc, $(grep -oE '^\[  PASSED  \] [0-9]+' "$T/eb_$name.log" | grep -oE '[0-9]+$' || echo 0) passed, $(grep -cE '^\[  FAILED  \] [A-Za-z].*\(' "$T/eb_$name.log") failed"
+        { echo "### $name: exit $rc"; cat "$T/eb_$name.log"; } >> $T/eb_gputests.log
       done
-      grep -E '^\[  FAILED  \]|^### ' /tmp/eb_gputests.log | sort -u | head -40
-      gzip -c /tmp/eb_gputests.log > "$OUT/gputests.log.gz" ;;
+      grep -E '^\[  FAILED  \]|^### ' $T/eb_gputests.log | sort -u | head -40
+      gzip -c $T/eb_gputests.log > "$OUT/gputests.log.gz" ;;
     corot)
-      reproduce_into /tmp/eb_campo campo2015 "${EB_CAMPO_TIMEOUT:-330}" "${EB_CAMPO_PARTS:-}"
-      tar czf "$OUT/campo2015.tgz" -C /tmp/eb_campo . ;;
+      reproduce_into $T/eb_campo campo2015 "${EB_CAMPO_TIMEOUT:-330}" "${EB_CAMPO_PARTS:-}"
+      tar czf "$OUT/campo2015.tgz" -C $T/eb_campo . ;;
     nr)
-      R=/tmp/eb_cecka
+      R=$T/eb_cecka
       reproduce_into $R cecka2011 "${EB_CECKA_TIMEOUT:-300}" "${EB_CECKA_PARTS:-}"
       if [ -x "$B/bin/bench_device_assembly" ] && [ "${EB_CECKA_BENCH:-1}" = 1 ]; then
         timeout 120 "$B/bin/bench_device_assembly" --benchmark_filter='assembly/.*/(camile_hand|sphere28)/' \
@@ -244,7 +258,7 @@ for part in $parts; do
       # `reproduce head-to-head`, one experiment part per process into one folder (a part that
       # runs out of time loses only itself): EB_H2H_PARTS (default corot solvers nonlinear scale),
       # EB_H2H_SECONDS seconds each (default 240), EB_H2H_OPTIONS extra arguments (--option K=V).
-      R=/tmp/eb_h2h; rm -rf $R
+      R=$T/eb_h2h; rm -rf $R
       for p in ${EB_H2H_PARTS:-corot solvers nonlinear scale}; do
         timeout "${EB_H2H_SECONDS:-240}" "$B/bin/elastobench" reproduce head-to-head --no-report -q -o $R --parts "$p" \
           ${EB_H2H_OPTIONS:-} > "$OUT/head-to-head_$p.log" 2>&1
@@ -256,7 +270,7 @@ for part in $parts; do
       # Searches of several scenes/method lists at once, one process per GPU (a GPU's searches run
       # one after another within its limit); a search cut by the limit keeps every trial and
       # accuracy row it wrote. Two processes never share a GPU, so their timings do not mix.
-      R=/tmp/eb_h2h_search; rm -rf $R; mkdir -p $R
+      R=$T/eb_h2h_search; rm -rf $R; mkdir -p $R
       ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); [ "$ngpu" -ge 1 ] || ngpu=1
       i=0; declare -A queue
       for job in ${EB_H2H_SEARCH:?EB_H2H_SEARCH must list SCENE:METHODS jobs}; do
@@ -286,7 +300,7 @@ for part in $parts; do
       done
       wait
       tar czf "$OUT/h2h_search.tgz" -C $R . ;;
-    *) echo "unknown part '$part' (common, gputests, tled, hexmg, hexmg-smoothed, bcsr, corot, nr, sanitize, repeat, sparse, h2h, h2h-search)"; exit 2 ;;
+    *) echo "unknown part '$part' (common, gputests, tled, hexmg, hexmg-smoothed, bcsr, corot, nr, sanitize, repeat, sparse, h2h, h2h-search, setup)"; exit 2 ;;
   esac
   echo "== $part: ${SECONDS}s"
 done

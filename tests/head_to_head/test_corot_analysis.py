@@ -58,3 +58,13 @@ short_trials = [{"scene": "s", "method": "tled", "elements": "640", "validity": 
 row = h.headline_table(short, short_trials).splitlines()[2]
 assert "| none (closest 6.89%; trials at 1966080 el. over the budget) |" in row, row
 print("ok:", checked, "found rows,", len(unjudged), "unjudged rows")
+
+# The steps/s rows' runs: one row per scene with its build and its note (older code's rows say so).
+runs = h.throughput_runs_table({"throughput_runs": {
+    "bunny": {"build": {"git_commit": "329b92fead8f8e84"}, "machine": {"date": "2026-11-28", "gpu": {"name": "GPU X"}},
+              "note": "smoothed rows of older kernels"},
+    "sofa-beam": {"build": {"git_commit": "abc"}, "stopped": "cut short"}}}).splitlines()
+assert len(runs) == 4, runs
+assert runs[2].startswith("| bunny | 329b92fead8f | 2026-11-28 |") and "GPU X" in runs[2] and "older kernels" in runs[2], runs[2]
+assert runs[3].startswith("| sofa-beam | abc |") and runs[3].endswith("| cut short |"), runs[3]
+assert h.throughput_runs_table({}) == "" and h.throughput_runs_table(None) == ""
