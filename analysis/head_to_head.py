@@ -289,6 +289,13 @@ def runs_table(meta):
     return md_table(["scenes", "variants", "build", "machine", "note"], body) if body else ""
 
 
+def notes_lines(meta):
+    """corot_meta.json `notes`: what a reader must know about these rows (e.g. rows of an older
+    configuration waiting for a re-run), as a bullet list; nothing when there are none."""
+    notes = (meta or {}).get("notes") or []
+    return (["Notes on these rows:", ""] + [f"- {n}" for n in notes] + [""]) if notes else []
+
+
 def throughput_runs_table(meta):
     """Per scene, the run its steps/s rows come from (corot_meta.json throughput_runs: build,
     date, and a note where rows of older code remain)."""
@@ -317,6 +324,7 @@ def other_machines(results_dir, figures_dir):
                f"Machine: {machine_line(meta)}. Its timings compare only with each other.", ""]
         if meta and meta.get("concurrency"):
             md += [f"Runs: {meta['concurrency']}.", ""]
+        md += notes_lines(meta)
         runs = runs_table(meta)
         if runs:
             md += [runs, ""]
@@ -349,6 +357,7 @@ def build(results_dir, figures_dir):
             runs = runs_table(meta)
             if runs:
                 md += ["Assembled from these searches:", "", runs, ""]
+            md += notes_lines(meta)
         if reference:
             md += [reference_table(reference), ""]
         if accuracy:

@@ -133,6 +133,12 @@ const std::vector<VariantSpec>& corot_variants() {
   // tolerance stop return at once but are still launched), so its effort is the cap, SOFA's way,
   // with its default tolerance 1e-6 stopping earlier.
   static const std::vector<std::string> kCgCap = {"16", "32", "64", "128", "256", "512", "1024", "2048", "4096"};
+  // nr-neohookean with backward Euler, the other implicit methods' integrator: the paper's midpoint
+  // rule is not L-stable, and on the bunny (4.57M tets, dt 0.02) its fast modes kept the probes
+  // moving 1.1% of |u_ref| over the last tenth of T, so no trial settled at 10%
+  // (tests/nr_neohookean/test_validation.cpp, BackwardEulerSettlesWhereMidpointRings).
+  static const std::vector<std::string> kNrFixed = {"nr-neohookean.nr_min_iterations=1",
+                                                    "nr-neohookean.integrator=\"backward-euler\""};
   static const std::vector<VariantSpec> v = {
       {"hexmg", "vcycle", "cycles", kCycles, {}, false, false, {}},
       {"hexmg", "smoothed-vcycle", "cycles", kCycles, {}, false, false, {}},
@@ -142,10 +148,8 @@ const std::vector<VariantSpec>& corot_variants() {
       {"corot-cg", "polar", "cg_iterations", kCgCap, {"corot-cg.cg_tolerance=1e-6"}, false, false, {}, true},
       {"tled", "gather", "", {}, {}, true, true, {}},
       {"tled", "hourglass", "", {}, {}, true, true, {}},
-      {"nr-neohookean", "cpu-opt", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,
-       false, {Backend::Cpu}, true},
-      {"nr-neohookean", "sharednz", "nr_relative_tolerance", kTolerance, {"nr-neohookean.nr_min_iterations=1"}, true,
-       false, {Backend::Cuda}, true},
+      {"nr-neohookean", "cpu-opt", "nr_relative_tolerance", kTolerance, kNrFixed, true, false, {Backend::Cpu}, true},
+      {"nr-neohookean", "sharednz", "nr_relative_tolerance", kTolerance, kNrFixed, true, false, {Backend::Cuda}, true},
   };
   return v;
 }

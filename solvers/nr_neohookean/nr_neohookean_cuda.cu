@@ -76,9 +76,9 @@ __global__ void k_step(int64_t n, T* phi, const T* dx, T alpha) {
   EB_NR_GRID_STRIDE(i, n) phi[i] += alpha * dx[i];
 }
 template <class T>
-__global__ void k_finish(int64_t n, T* p, T* phik, const T* phi, const T* m, T s) {
+__global__ void k_finish(int64_t n, T* p, T* phik, const T* phi, const T* m, T s, T keep) {
   EB_NR_GRID_STRIDE(i, n) {
-    p[i] = s * m[i] * (phi[i] - phik[i]) - p[i];
+    p[i] = s * m[i] * (phi[i] - phik[i]) - keep * p[i];
     phik[i] = phi[i];
   }
 }
@@ -308,12 +308,12 @@ class DeviceEngine final : public NrEngine<T> {
     EB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return checks_from_slot(slot);
   }
-  double residual_dynamic(double dt, double c) override {
+  double residual_dynamic(double mass_coef, double force_coef) override {
     {
       ScopedStage s(events_, "nr", stream_);
       k_residual_dynamic<T><<<kNormBlocks, kThreads, 0, stream_>>>(
           n_, vec(Vec::Res), vec(Vec::Phi), vec(Vec::PhiK), vec(Vec::P), vec(Vec::Force), vec(Vec::Fext), mass_.data(),
-          free_.data(), T(1 / dt + c / 2), T(dt / 2), partials_.data());
+          free_.data(), T(mass_coef), T(force_coef), partials_.data());
       EB_CUDA_CHECK_LAUNCH();
     }
     return norm();
@@ -338,10 +338,10 @@ class DeviceEngine final : public NrEngine<T> {
     k_step<T><<<grid(n_), kThreads, 0, stream_>>>(n_, vec(Vec::Phi), vec(Vec::Dx), T(alpha));
     EB_CUDA_CHECK_LAUNCH();
   }
-  void finish_dynamic(double dt) override {
+  void finish_dynamic(double momentum_coef, double keep) override {
     ScopedStage s(events_, "nr", stream_);
     k_finish<T><<<grid(n_), kThreads, 0, stream_>>>(n_, vec(Vec::P), vec(Vec::PhiK), vec(Vec::Phi), mass_.data(),
-                                                    T(2 / dt));
+                                                    T(momentum_coef), T(keep));
     EB_CUDA_CHECK_LAUNCH();
   }
   StageTimes take_times() override { return events_.take_times(); }

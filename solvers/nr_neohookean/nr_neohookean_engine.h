@@ -49,12 +49,15 @@ class NrEngine {
   virtual void predict(double dt) = 0;
   // The strategy at `at`: tangent values = tangent_scale K + diag_mass m on the diagonal, Force.
   virtual ElementChecks assemble(Vec at, double tangent_scale, double diag_mass) = 0;
-  // Res = P - m (Phi - PhiK) (1/dt + c/2) - dt/2 (Force - Fext) on free components (0 elsewhere).
-  virtual double residual_dynamic(double dt, double c) = 0;  // returns ||Res||_2
+  // Res = P - mass_coef m (Phi - PhiK) - force_coef (Force - Fext) on free components (0
+  // elsewhere); the midpoint rule's coefficients are 1/dt + c/2 and dt/2, backward Euler's 1/dt + c
+  // and dt (nr_neohookean_simulation.cpp).
+  virtual double residual_dynamic(double mass_coef, double force_coef) = 0;  // returns ||Res||_2
   virtual double residual_static() = 0;                      // Res = Fext - Force
   virtual linalg::CgResult solve() = 0;                      // tangent Dx = Res, Dx from 0
   virtual void step(double alpha) = 0;                       // Phi += alpha Dx
-  virtual void finish_dynamic(double dt) = 0;                // P = 2 m (Phi - PhiK) / dt - P; PhiK = Phi
+  // P = momentum_coef m (Phi - PhiK) - keep P; PhiK = Phi (midpoint: 2/dt and 1; backward Euler: 1/dt and 0).
+  virtual void finish_dynamic(double momentum_coef, double keep) = 0;
   virtual StageTimes take_times() = 0;
   // The tangent's values in the format's flat value space (value_segments.h), for tests.
   virtual std::vector<double> tangent_values() = 0;

@@ -103,12 +103,12 @@ ElementChecks HostEngine<T>::assemble(Vec at, double tangent_scale, double diag_
 }
 
 template <class T>
-double HostEngine<T>::residual_dynamic(double dt, double c) {
+double HostEngine<T>::residual_dynamic(double mass_coef, double force_coef) {
   StageTimer t(times_, "nr");
   T* r = vec(Vec::Res).data();
   const T *phi = vec(Vec::Phi).data(), *phik = vec(Vec::PhiK).data(), *p = vec(Vec::P).data();
   const T *f = vec(Vec::Force).data(), *fe = vec(Vec::Fext).data(), *m = in_.dof_mass.data(), *fr = in_.free.data();
-  const T a = T(1 / dt + c / 2), h = T(dt / 2);
+  const T a = T(mass_coef), h = T(force_coef);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (n_ > 32768)
   for (int64_t i = 0; i < n_; ++i) r[i] = fr[i] * (p[i] - a * m[i] * (phi[i] - phik[i]) - h * (f[i] - fe[i]));
   return norm2(vec(Vec::Res));
@@ -143,14 +143,14 @@ void HostEngine<T>::step(double alpha) {
 }
 
 template <class T>
-void HostEngine<T>::finish_dynamic(double dt) {
+void HostEngine<T>::finish_dynamic(double momentum_coef, double keep) {
   StageTimer t(times_, "nr");
   T *p = vec(Vec::P).data(), *phik = vec(Vec::PhiK).data();
   const T *phi = vec(Vec::Phi).data(), *m = in_.dof_mass.data();
-  const T s = T(2 / dt);
+  const T s = T(momentum_coef), q = T(keep);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (n_ > 32768)
   for (int64_t i = 0; i < n_; ++i) {
-    p[i] = s * m[i] * (phi[i] - phik[i]) - p[i];
+    p[i] = s * m[i] * (phi[i] - phik[i]) - q * p[i];
     phik[i] = phi[i];
   }
 }

@@ -21,11 +21,11 @@ class HostEngine : public NrEngine<T> {
   void midpoint() override;
   void predict(double dt) override;
   ElementChecks assemble(Vec at, double tangent_scale, double diag_mass) override;
-  double residual_dynamic(double dt, double c) override;
+  double residual_dynamic(double mass_coef, double force_coef) override;
   double residual_static() override;
   linalg::CgResult solve() override;
   void step(double alpha) override;
-  void finish_dynamic(double dt) override;
+  void finish_dynamic(double momentum_coef, double keep) override;
   StageTimes take_times() override;
   std::vector<double> tangent_values() override;
   double time_spmv_ms(int repeats) override;

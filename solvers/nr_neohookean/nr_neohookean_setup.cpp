@@ -20,6 +20,8 @@ void validate_nr_options(const NrOptions& o) {
       throw InputError("scenario key 'nr-neohookean.format': " + o.format +
                        " is not one of the paper's formats (coo, csr, hyb, dcoo, dcsr, dhyb, auto)");
   }
+  if (o.integrator != "midpoint" && o.integrator != "backward-euler")
+    throw InputError("scenario key 'nr-neohookean.integrator' must be midpoint or backward-euler, got '" + o.integrator + "'");
   if (o.supplemental != "full9" && o.supplemental != "qr6")
     throw InputError("scenario key 'nr-neohookean.supplemental' must be full9 or qr6, got '" + o.supplemental + "'");
   if (!(o.nr_tolerance >= 0) || !std::isfinite(o.nr_tolerance))

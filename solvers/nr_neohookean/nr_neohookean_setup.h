@@ -50,6 +50,11 @@ struct NrOptions {
   // SharedNZ's node partitions (meshes/node_partition.h): "greedy" (the paper's 16.3.2) or
   // "metis" (needs ELASTOBENCH_HAVE_METIS). Other strategies ignore it.
   std::string partitioner = "greedy";
+  // Time integrator of dynamic steps: "midpoint" (the paper's Eq. 4: second order, energy-
+  // conserving, not L-stable, so modes with omega dt >> 1 ring with almost no decay under mass
+  // damping) or "backward-euler" (first order, L-stable: those modes are damped in a step; the
+  // integrator of the suite's other implicit methods, for runs brought to rest).
+  std::string integrator = "midpoint";
 };
 template <class V> void visit(V& v, NrOptions& o) {
   v("format", o.format);
@@ -63,6 +68,7 @@ template <class V> void visit(V& v, NrOptions& o) {
   v("max_step_halvings", o.max_step_halvings);
   v("node_order", o.node_order);
   v("partitioner", o.partitioner);
+  v("integrator", o.integrator);
 }
 void validate_nr_options(const NrOptions& o);  // InputError naming nr-neohookean.KEY
 

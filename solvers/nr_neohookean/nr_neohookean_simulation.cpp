@@ -281,16 +281,22 @@ class NrSim final : public NrSimulation {
 
   void dynamic_step() {
     const double dt = setup_.dt, c = setup_.mass_damping;
+    const bool midpoint = setup_.options.integrator == "midpoint";
     StepRecord rec;
     rec.step = step_ + 1;
-    // Eq. 4's force at the midpoint of the step, the prescribed motion at its end.
-    set_fext(external_force((double(step_) + 0.5) * dt, -1));
+    // Midpoint (Eq. 4): h(phi) = m (phi - phi^k)(1/dt + c/2) + dt/2 (f((phi + phi^k)/2) - f_ext(t + dt/2)),
+    // p^{k+1} = 2 m (phi - phi^k)/dt - p^k. Backward Euler: m (phi - phi^k)(1/dt + c) + dt (f(phi) -
+    // f_ext(t + dt)), p^{k+1} = m (phi - phi^k)/dt. Newton solves p^k = h(phi) with h's exact
+    // derivative as the tangent; the prescribed motion is taken at the step's end in both.
+    set_fext(external_force((double(step_) + (midpoint ? 0.5 : 1.0)) * dt, -1));
     std::vector<int32_t> dof;
     std::vector<double> val;
     prescribed_positions(double(step_ + 1) * dt, -1, dof, val);
+    const double mass_coef = midpoint ? 1 / dt + c / 2 : 1 / dt + c, force_coef = midpoint ? dt / 2 : dt;
     auto assemble = [&] {
+      if (!midpoint) return engine_->assemble(Vec::Phi, dt, mass_coef);
       engine_->midpoint();
-      return engine_->assemble(Vec::Mid, dt / 4, 1 / dt + c / 2);
+      return engine_->assemble(Vec::Mid, dt / 4, mass_coef);
     };
     engine_->predict(dt);
     engine_->set_entries(Vec::Phi, dof, val);
@@ -303,10 +309,10 @@ class NrSim final : public NrSimulation {
       ++assemblies_;
     }
     const double tol = setup_.nr_tolerance, rel = setup_.options.nr_relative_tolerance;
-    newton(rec, checks, [&] { return engine_->residual_dynamic(dt, c); }, assemble,
+    newton(rec, checks, [&] { return engine_->residual_dynamic(mass_coef, force_coef); }, assemble,
            [&](double r, double r0) { return r <= tol || (rel > 0 && r <= rel * r0); },
            setup_.options.nr_max_iterations);
-    engine_->finish_dynamic(dt);
+    engine_->finish_dynamic(midpoint ? 2 / dt : 1 / dt, midpoint ? 1.0 : 0.0);
     finish_record(rec, checks);
     flush_times();
   }

@@ -68,3 +68,8 @@ assert len(runs) == 4, runs
 assert runs[2].startswith("| bunny | 329b92fead8f | 2026-11-28 |") and "GPU X" in runs[2] and "older kernels" in runs[2], runs[2]
 assert runs[3].startswith("| sofa-beam | abc |") and runs[3].endswith("| cut short |"), runs[3]
 assert h.throughput_runs_table({}) == "" and h.throughput_runs_table(None) == ""
+
+# corot_meta.json notes: a bullet each, nothing without them.
+assert h.notes_lines({"notes": ["rows of nr-neohookean used the midpoint rule", "b"]}) == [
+    "Notes on these rows:", "", "- rows of nr-neohookean used the midpoint rule", "- b", ""]
+assert h.notes_lines({}) == [] and h.notes_lines(None) == []

@@ -1,17 +1,19 @@
 // The CUDA configurations of Fig. 16.8 against the CPU one, step by step: all-GPU (GlobalNZ,
 // NR_GPU, DCG_GPU) and mixed (AssemblyCPU_Opt on the host, DCG_GPU), five dynamic steps of the
-// compressed cube (prescribed motion, Newton with several iterations per step), per precision.
+// compressed cube (prescribed motion, Newton with several iterations per step), per precision;
+// and the backward-Euler integrator's steps (nr-neohookean.integrator) likewise.
 #include "tests/nr_neohookean/nr_test_util.h"
 
 namespace eb::nr_neohookean::test {
 namespace {
 
-std::vector<double> five_steps(Backend b, Precision p, const char* strategy, linalg::Format f) {
+std::vector<double> five_steps(Backend b, Precision p, const char* strategy, linalg::Format f, const char* integrator) {
   // fp64: tight tolerances; fp32: the precision's default Newton tolerance (1e-5: fp32 cannot
   // reach much below it on this cube) and CG to 1e-6.
   Scenario sc = cube(4, {"time.dt=0.05", "nr-neohookean.format=" + linalg::to_string(f),
                          p == Precision::Fp64 ? "nr-neohookean.nr_tolerance=1e-9" : "nr-neohookean.nr_tolerance=0",
-                         p == Precision::Fp64 ? "nr-neohookean.cg_tolerance=1e-10" : "nr-neohookean.cg_tolerance=1e-6"});
+                         p == Precision::Fp64 ? "nr-neohookean.cg_tolerance=1e-10" : "nr-neohookean.cg_tolerance=1e-6",
+                         std::string("nr-neohookean.integrator=\"") + integrator + "\""});
   sc.solver.variant = strategy;
   auto sim = make_nr_simulation(sc, run_options(b, p));
   sim->advance(5);
@@ -34,6 +36,7 @@ struct Config {
   const char* strategy;
   linalg::Format format;
   Precision precision;
+  const char* integrator = "midpoint";
 };
 
 class CpuVsCuda : public ::testing::TestWithParam<Config> {};
@@ -41,8 +44,8 @@ class CpuVsCuda : public ::testing::TestWithParam<Config> {};
 TEST_P(CpuVsCuda, FiveStepsAgree) {
   EB_NR_SKIP_WITHOUT_DEVICE();
   const Config c = GetParam();
-  const std::vector<double> ref = five_steps(Backend::Cpu, c.precision, "cpu-opt", c.format);
-  const std::vector<double> got = five_steps(Backend::Cuda, c.precision, c.strategy, c.format);
+  const std::vector<double> ref = five_steps(Backend::Cpu, c.precision, "cpu-opt", c.format, c.integrator);
+  const std::vector<double> got = five_steps(Backend::Cuda, c.precision, c.strategy, c.format, c.integrator);
   // fp64: the Newton and CG tolerances; fp32: single precision through the Newton solve.
   EXPECT_LT(rel_max(got, ref), c.precision == Precision::Fp64 ? 1e-7 : 1e-3);
 }
@@ -55,10 +58,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"globalnz", linalg::Format::Csr, Precision::Fp64},
                       Config{"globalnz", linalg::Format::Dcoo, Precision::Fp64},
                       Config{"cpu-opt", linalg::Format::Dhyb, Precision::Fp64},
-                      Config{"cpu-opt", linalg::Format::Dhyb, Precision::Fp32}),
+                      Config{"cpu-opt", linalg::Format::Dhyb, Precision::Fp32},
+                      Config{"globalnz", linalg::Format::Dhyb, Precision::Fp64, "backward-euler"},
+                      Config{"globalnz", linalg::Format::Dhyb, Precision::Fp32, "backward-euler"},
+                      Config{"sharednz", linalg::Format::Dhyb, Precision::Fp64, "backward-euler"}),
     [](const auto& i) {
-      return std::string(i.param.strategy == std::string("cpu-opt") ? "mixed" : "allgpu") + "_" +
-             linalg::to_string(i.param.format) + "_" + to_string(i.param.precision);
+      const std::string s = i.param.strategy;
+      return std::string(s == "cpu-opt" ? "mixed" : s == "sharednz" ? "sharednz" : "allgpu") + "_" +
+             linalg::to_string(i.param.format) + "_" + to_string(i.param.precision) +
+             (std::string(i.param.integrator) == "midpoint" ? "" : "_backward_euler");
     });
 #endif
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuVsCuda);

@@ -103,19 +103,35 @@ std::vector<double> eigen_reference(const NrSetup& s, int load_steps, double* ma
   return x;
 }
 
+// The 0.05 m cantilever of Young's modulus `youngs` under gravity, solved statically in
+// `load_steps` steps to `tolerance`, its displacement in u; nullptr (with the failure reported) if a
+// step fails.
+std::unique_ptr<NrSimulation> static_cantilever(const std::string& youngs, int load_steps, const std::string& tolerance,
+                                                std::vector<double>& u) {
+  const Scenario sc = load_scenario(
+      "cantilever", {"mesh.element_size=0.05", "material.youngs_modulus=" + youngs, "time.mode=\"static\"",
+                     "static.load_steps=" + std::to_string(load_steps), "static.tolerance=" + tolerance,
+                     "static.max_iterations=40", "nr-neohookean.cg_tolerance=1e-12", "nr-neohookean.cg_max_iterations=50000"});
+  auto sim = make_sim(sc, Precision::Fp64);
+  for (int k = 1; k <= load_steps; ++k) {
+    sim->solve_static(double(k) / load_steps);
+    const StepRecord& r = sim->history().back();
+    if (!r.converged) {
+      ADD_FAILURE() << "load step " << k << ": " << r.failure << ", residuals " << r.residuals.front() << " -> "
+                    << r.residuals.back();
+      return nullptr;
+    }
+  }
+  std::vector<double> v;
+  sim->copy_state_to_host(u, v);
+  return sim;
+}
+
 TEST(Validation, GravityLoadedCantileverMatchesEigenNewton) {
   EB_NR_SKIP_WITHOUT_DEVICE();
-  const Scenario sc = load_scenario(
-      "cantilever", {"mesh.element_size=0.05", "material.youngs_modulus=1.5e6", "time.mode=\"static\"",
-                     "static.load_steps=8", "static.tolerance=1e-10", "static.max_iterations=40",
-                     "nr-neohookean.cg_tolerance=1e-12", "nr-neohookean.cg_max_iterations=50000"});
-  auto sim = make_sim(sc, Precision::Fp64);
-  for (int k = 1; k <= 8; ++k) {
-    sim->solve_static(k / 8.0);
-    ASSERT_TRUE(sim->history().back().converged) << "load step " << k << ": " << sim->history().back().failure;
-  }
-  std::vector<double> u, v;
-  sim->copy_state_to_host(u, v);
+  std::vector<double> u;
+  auto sim = static_cantilever("1.5e6", 8, "1e-10", u);
+  ASSERT_TRUE(sim);
   double strain = 0;
   const std::vector<double> ref = eigen_reference(sim->setup(), 8, &strain);
   double d2 = 0, r2 = 0, tip = 0;
@@ -130,6 +146,54 @@ TEST(Validation, GravityLoadedCantileverMatchesEigenNewton) {
               100 * strain, -tip, rms);
   EXPECT_GE(strain, 0.10);
   EXPECT_LT(rms, 5e-3);
+}
+
+// Brought to rest under gravity with steps far longer than the mesh's fastest periods: backward
+// Euler (L-stable) damps those modes within a step and settles on the static solution; the
+// midpoint rule (the paper's) keeps them ringing. What the head-to-head's settle rule sees.
+struct SettleRun {
+  double end_error = 0;   // max |u_end - u_static| / max |u_static|
+  double late_motion = 0; // max over the last 10% of steps of max |u - u_end| / max |u_static|
+};
+
+SettleRun settle(const char* integrator, const std::vector<double>& u_static, int steps) {
+  const Scenario sc = load_scenario(
+      "cantilever", {"mesh.element_size=0.05", "material.youngs_modulus=1.0e7", "time.damping=2.0", "time.dt=0.02",
+                     "nr-neohookean.nr_tolerance=1e-10", "nr-neohookean.cg_tolerance=1e-11",
+                     "nr-neohookean.cg_max_iterations=50000", std::string("nr-neohookean.integrator=\"") + integrator + "\""});
+  auto sim = make_sim(sc, Precision::Fp64);
+  std::vector<std::vector<double>> late;
+  std::vector<double> u, v;
+  for (int k = 0; k < steps; ++k) {
+    sim->advance(1);
+    EXPECT_TRUE(sim->history().back().converged) << integrator << " step " << k + 1 << ": " << sim->history().back().failure;
+    if (k >= steps - steps / 10) {
+      sim->copy_state_to_host(u, v);
+      late.push_back(u);
+    }
+  }
+  double scale = 0, err = 0, motion = 0;
+  for (size_t k = 0; k < u.size(); ++k) {
+    scale = std::max(scale, std::abs(u_static[k]));
+    err = std::max(err, std::abs(u[k] - u_static[k]));
+  }
+  for (const auto& w : late)
+    for (size_t k = 0; k < u.size(); ++k) motion = std::max(motion, std::abs(w[k] - u[k]));
+  return {err / scale, motion / scale};
+}
+
+TEST(Validation, BackwardEulerSettlesWhereMidpointRings) {
+  EB_NR_SKIP_WITHOUT_DEVICE();
+  std::vector<double> u_static;
+  ASSERT_TRUE(static_cantilever("1.0e7", 4, "1e-8", u_static));
+  const int steps = 500;  // 10 s: the fundamental mode (~10 rad/s) decays as exp(-c t / 2) = exp(-10)
+  const SettleRun be = settle("backward-euler", u_static, steps), mp = settle("midpoint", u_static, steps);
+  std::printf("after %d steps of 0.02 s: backward Euler end error %.3g, late motion %.3g; midpoint end error %.3g, "
+              "late motion %.3g (relative to max |u_static|)\n",
+              steps, be.end_error, be.late_motion, mp.end_error, mp.late_motion);
+  EXPECT_LT(be.end_error, 1e-3);
+  EXPECT_LT(be.late_motion, 1e-4);
+  EXPECT_GT(mp.late_motion, 10 * be.late_motion);
 }
 
 // Kinetic + elastic energy of the state (the scenario has no loads).
