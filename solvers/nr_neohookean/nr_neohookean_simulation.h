@@ -25,6 +25,9 @@ struct StepRecord {
   std::vector<int> cg_iterations; // per Newton iteration
   int halvings = 0;               // Newton steps halved because they inverted an element
   bool converged = false;
+  // Converged at the residual's rounding floor rather than by a tolerance (NrSim::newton): the
+  // residual stopped falling below sqrt(eps) x the run's load scale.
+  bool at_rounding = false;
   std::string failure;            // why not: "nr_max_iterations", "inverted element 12", "cg non-finite"...
 };
 

@@ -1,6 +1,8 @@
 // The tangent is the derivative of the force (central finite differences of the assembled force,
 // fp64), and Newton with it converges quadratically near the solution (the residual sequence).
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "tests/nr_neohookean/nr_test_util.h"
 
@@ -97,6 +99,36 @@ TEST_P(DynamicNewton, ConvergesQuadratically) {
     }
   }
   EXPECT_GE(quadratic_pairs, 2);
+}
+
+// A body brought to rest: its steps' first residuals fall to the rounding floor, where a relative
+// tolerance cannot be met. Newton stops there (StepRecord::at_rounding) instead of failing, and
+// only there: one iteration of the loading step, far above the floor, still fails.
+TEST(Newton, StopsAtTheRoundingFloorOfABodyAtRest) {
+  EB_NR_SKIP_WITHOUT_DEVICE();
+  std::vector<std::string> o = {"mesh.element_size=0.05", "material.youngs_modulus=1.0e7", "time.damping=20.0",
+                                "time.dt=0.02", "nr-neohookean.integrator=\"backward-euler\"",
+                                "nr-neohookean.nr_relative_tolerance=1e-8", "nr-neohookean.nr_tolerance=1e-30",
+                                "nr-neohookean.nr_min_iterations=1"};
+  auto sim = make_sim(load_scenario("cantilever", o), Precision::Fp64);
+  sim->advance(100);
+  double scale = 0;
+  int at_rounding = 0;
+  for (const StepRecord& r : sim->history()) {
+    ASSERT_TRUE(r.converged) << "step " << r.step << ": " << r.failure;
+    scale = std::max(scale, r.residuals.front());
+    if (!r.at_rounding) continue;
+    ++at_rounding;
+    EXPECT_LE(r.residuals.back(), std::sqrt(std::numeric_limits<double>::epsilon()) * scale) << "step " << r.step;
+  }
+  std::printf("%d of 100 steps converged at the rounding floor\n", at_rounding);
+  EXPECT_GT(at_rounding, 10);
+  EXPECT_FALSE(sim->history().front().at_rounding);
+
+  o.push_back("nr-neohookean.nr_max_iterations=1");
+  auto one = make_sim(load_scenario("cantilever", o), Precision::Fp64);
+  one->advance(1);
+  EXPECT_FALSE(one->history().front().converged);
 }
 
 INSTANTIATE_TEST_SUITE_P(Integrators, DynamicNewton, ::testing::Values("midpoint", "backward-euler"),
