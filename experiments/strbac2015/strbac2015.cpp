@@ -1,7 +1,8 @@
 // `elastobench reproduce strbac2015`: Strbac, Vander Sloten & Famaey 2015 (TLED on GPUs).
 // Writes under ctx.out_dir:
 //   scaling.csv   Table 3 / Figs. 3-4: time per step and total time against mesh size for the
-//                 GPU (fp32/fp64, texture on/off), the CPU (1 thread, all threads) and CalculiX
+//                 GPU (fp32/fp64, texture on/off), the CPU (1 thread, all threads) and CalculiX,
+//                 5 runs each (median, min-max)
 //   regimes.csv   Fig. 2 / Table 4: the eight regimes at the densest mesh, 5 runs each (median, min-max)
 //   roundoff.csv  Fig. 5: fp32 against fp64 displacement difference over the steps
 //   calculix.csv  CalculiX (ccx) static accuracy and explicit time per increment
@@ -166,9 +167,10 @@ std::string num(double v) { return CsvTable::num(v); }
 // in this session, and fraction_of_triad their ratio (compulsory bytes only: requested bytes
 // would count cache re-reads as memory traffic). element_gbps is the element kernel alone
 // (kernel profile, compulsory-byte model).
-// Fig. 2's regimes: runs per regime (the effects compared are a few percent; one run cannot say
-// whether such a difference is noise).
-constexpr int kRegimeRepeats = 5;
+// Runs per configuration, scaling and Fig. 2's regimes alike: every timing is a median with the
+// runs' min-max (the regimes' effects are a few percent; one run cannot say whether such a
+// difference is noise).
+constexpr int kRepeats = 5;
 
 const std::vector<std::string> kRunColumns = {
     "backend", "precision", "threads", "texture", "damage", "per_edge", "elements", "nodes", "dt", "steps_total",
@@ -490,19 +492,42 @@ void run_strbac2015(const ExperimentContext& ctx) {
       "u once per node: solvers/tled/PERF_NOTES.md), not the bytes the kernels request; STREAM triad counts "
       "3 arrays per pass (write-allocate not counted)";
 
-  CsvTable scaling(kRunColumns);
+  std::vector<std::string> columns = kRunColumns;
+  columns.insert(columns.end(), {"repeats", "ms_per_step_min", "ms_per_step_max"});
+  // A configuration's row from its repeats: the median run's (every column), the repeats' range
+  // beside it; an invalid repeat makes the row invalid (its reason), as one invalid run would.
+  auto median_row = [&](const Config& c, std::vector<RunResult> runs) {
+    const auto bad = std::find_if(runs.begin(), runs.end(), [](const RunResult& r) { return !r.valid; });
+    std::vector<std::string> row;
+    if (bad != runs.end()) {
+      row = run_row(c, *bad, cube_scenario(c), ceilings);
+      row.resize(columns.size());
+      return row;
+    }
+    std::sort(runs.begin(), runs.end(), [](const RunResult& a, const RunResult& b) { return a.ms_per_step < b.ms_per_step; });
+    row = run_row(c, runs[runs.size() / 2], cube_scenario(c), ceilings);
+    row.insert(row.end(), {std::to_string(runs.size()), num(runs.front().ms_per_step), num(runs.back().ms_per_step)});
+    return row;
+  };
+  CsvTable scaling(columns);
   auto add = [&](CsvTable& table, const Config& c, long max_steps, const char* file) {
-    const RunResult r = run_config(ctx, c, max_steps);
-    table.add_row(run_row(c, r, cube_scenario(c), ceilings));
+    std::vector<RunResult> runs;
+    for (int k = 0; k < kRepeats; ++k) {
+      runs.push_back(run_config(ctx, c, max_steps));
+      if (!runs.back().valid) break;  // the row is invalid whatever the other repeats give
+    }
+    table.add_row(median_row(c, runs));
     table.write(ctx.out_dir / file);
     if (!ctx.quiet)
       std::cerr << "strbac2015: " << label(c) << ": "
-                << (r.valid ? std::to_string(r.ms_per_step) + " ms/step" : r.validity) << " over " << r.steps_timed
-                << " of " << r.steps_total << " steps\n";
+                << (runs.back().valid ? std::to_string(runs[runs.size() / 2].ms_per_step) + " ms/step (median)"
+                                      : runs.back().validity)
+                << " over " << runs.back().steps_timed << " of " << runs.back().steps_total << " steps, " << runs.size()
+                << " runs\n";
   };
 
-  // CPU: full runs where cheap, otherwise about `budget` seconds of steps.
-  const double cpu_budget_s = ctx.quick ? 1.0 : 1.5;
+  // CPU: full runs where cheap, otherwise about `budget` seconds of steps, split over the repeats.
+  const double cpu_budget_s = (ctx.quick ? 1.0 : 1.5) / kRepeats;
   std::vector<int> threads = {1};
   if (ctx.max_threads > 1) threads.push_back(ctx.max_threads);
   for (int n : sizes)
@@ -530,32 +555,16 @@ void run_strbac2015(const ExperimentContext& ctx) {
         regime_configs.push_back({rb, p, ctx.max_threads, tex, dmg, densest});
       }
   std::vector<std::vector<RunResult>> regime_runs(regime_configs.size());
-  for (int k = 0; k < kRegimeRepeats; ++k)
+  for (int k = 0; k < kRepeats; ++k)
     for (size_t i = 0; i < regime_configs.size(); ++i) {
       regime_runs[i].push_back(run_config(ctx, regime_configs[i], gpu ? (1L << 40) : 300));
       if (!ctx.quiet)
-        std::cerr << "strbac2015: regime " << label(regime_configs[i]) << " repeat " << k + 1 << "/" << kRegimeRepeats
+        std::cerr << "strbac2015: regime " << label(regime_configs[i]) << " repeat " << k + 1 << "/" << kRepeats
                   << ": " << (regime_runs[i].back().valid ? std::to_string(regime_runs[i].back().ms_per_step) + " ms/step"
                                                           : regime_runs[i].back().validity) << "\n";
     }
-  std::vector<std::string> regime_columns = kRunColumns;
-  regime_columns.insert(regime_columns.end(), {"repeats", "ms_per_step_min", "ms_per_step_max"});
-  CsvTable regimes(regime_columns);
-  for (size_t i = 0; i < regime_configs.size(); ++i) {
-    std::vector<RunResult>& runs = regime_runs[i];
-    // An invalid repeat makes the regime's row invalid (its reason), as one invalid run would.
-    const auto bad = std::find_if(runs.begin(), runs.end(), [](const RunResult& r) { return !r.valid; });
-    std::vector<std::string> row;
-    if (bad != runs.end()) {
-      row = run_row(regime_configs[i], *bad, cube_scenario(regime_configs[i]), ceilings);
-      row.resize(regime_columns.size());
-    } else {
-      std::sort(runs.begin(), runs.end(), [](const RunResult& a, const RunResult& b) { return a.ms_per_step < b.ms_per_step; });
-      row = run_row(regime_configs[i], runs[runs.size() / 2], cube_scenario(regime_configs[i]), ceilings);
-      row.insert(row.end(), {std::to_string(runs.size()), num(runs.front().ms_per_step), num(runs.back().ms_per_step)});
-    }
-    regimes.add_row(row);
-  }
+  CsvTable regimes(columns);
+  for (size_t i = 0; i < regime_configs.size(); ++i) regimes.add_row(median_row(regime_configs[i], regime_runs[i]));
   regimes.write(ctx.out_dir / "regimes.csv");
 
   // ParaView output of one complete run with damage (GPU when available, else the CPU at
@@ -585,7 +594,8 @@ void run_strbac2015(const ExperimentContext& ctx) {
   meta["notes"] = {
       "scaling.csv/regimes.csv: extrapolated = 1 means only steps_timed of steps_total steps were run; ms_per_step is "
       "measured over those (after warm-up) and total_s = ms_per_step * steps_total",
-      "regimes.csv: each regime ran `repeats` times, the regimes taking turns; its row is the median run's "
+      "scaling.csv/regimes.csv: each configuration ran `repeats` times (scaling: one after another, the CPU's "
+      "timed window split over them; regimes: the regimes taking turns); its row is the median run's "
       "(ms_per_step and every other column), ms_per_step_min/max the repeats' range; runs/<label>/ holds the last "
       "repeat's summary",
       "corner_rel_error is |u - u_exact| / |u_exact| at the top corner (0.05, 0.05, 0.05), full runs without damage",

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """analysis/strbac2015.py's Fig. 2 effects: a change between two regimes whose repeats' min-max
 ranges overlap is "not significant", one outside them is given as a percentage, and rows of one
-run each (results from before the repeats) say they have no spread.
+run each (results from before the repeats) say they have no spread. Table 3's totals carry the
+repeats' range and Table 4's fp64/fp32 ratios the same significance rule.
 
     test_strbac_regimes.py ANALYSIS_DIR
 """
@@ -26,4 +27,23 @@ change, text, significant = s.regime_effect(row(1.0, 0.99, 1.01), row(1.05, 1.04
 assert significant and text == "+5.0%" and abs(change - 0.05) < 1e-12, text
 change, text, significant = s.regime_effect(row(1.0), row(1.03))
 assert not significant and text == "+3.0% (one run each, no spread)", text
+
+# Table 3's total-time cells: the range scales the total with the time per step.
+g = pd.DataFrame({"per_edge": [5, 10], "ms_per_step": [2.0, 4.0], "ms_per_step_min": [1.0, float("nan")],
+                  "ms_per_step_max": [3.0, float("nan")]})
+assert s.with_range(g, 5, 10.0) == "10.0 (5.00-15.0)", s.with_range(g, 5, 10.0)
+assert s.with_range(g, 10, 20.0) == "20.0", s.with_range(g, 10, 20.0)
+
+# Table 4: fp64/fp32 per size, "not significant" where the two precisions' ranges overlap.
+def scaling_row(backend, prec, n, ms, lo, hi):
+    return {"backend": backend, "precision": prec, "per_edge": n, "texture": 1, "threads": 2, "validity": "valid",
+            "ms_per_step": ms, "ms_per_step_min": lo, "ms_per_step_max": hi, "repeats": 5}
+
+
+sc = pd.DataFrame([scaling_row("cuda", "fp32", 10, 1.0, 0.99, 1.01), scaling_row("cuda", "fp64", 10, 1.5, 1.49, 1.52),
+                   scaling_row("cuda", "fp32", 20, 1.0, 0.9, 1.1), scaling_row("cuda", "fp64", 20, 1.05, 1.0, 1.2)])
+pub = {"values": {"fp64_throughput_fraction_best": {"value": 0.5, "cite": "Table 4"}}}
+t4 = s.table4(sc, pub)
+assert "| cuda | 10 | 1.00 | 1.50 | 1.50 |" in t4, t4
+assert "| cuda | 20 | 1.00 | 1.05 | 1.05 (not significant: ranges overlap) |" in t4, t4
 print("ok")
