@@ -259,7 +259,8 @@ const std::vector<std::string> kThroughputColumns = {
     "steps_per_s", "steps_per_s_min", "steps_per_s_max", "bytes_per_element_step", "bytes_convention",
     "flops_per_element_step", "setting"};
 
-// Returns the median ms per step (and the elements built) of a valid row, else NaN.
+// Returns the median ms per step measured (and the elements built), valid row or not: it predicts
+// the next size's cost (an invalid run costs its time too); NaN when the size could not be built.
 double throughput_row(const ExperimentContext& ctx, const Scene& s, const VariantSpec& v, const Config& c, double target,
                       CsvTable& t, long* built_elements) {
   double ms_per_step = std::numeric_limits<double>::quiet_NaN();
@@ -291,7 +292,7 @@ double throughput_row(const ExperimentContext& ctx, const Scene& s, const Varian
     const BatchTimes bt = summarize(per_step, 5L * k);
     const WorkCounts w = sim.work_per_step();
     const bool ok = tracker.valid();
-    if (ok) ms_per_step = bt.median;
+    ms_per_step = bt.median;
     *built_elements = elements;
     row.insert(row.end(), {std::to_string(elements), std::to_string(sim.nodes().size()), v.method, v.variant,
                            to_string(c.backend), to_string(c.precision),
@@ -604,6 +605,11 @@ void run_corot_part(const ExperimentContext& ctx) {
                                        num(n) + " elements (from " + num(last_ms) + " ms per step at " +
                                        std::to_string(last_elements) + "): over the row budget of " +
                                        num(kThroughputRowBudgetMs / 1e3) + " s"});
+              // Written as it grows, as the rows are: a part cut short keeps its notes.
+              thr_skipped.write(ctx.out_dir / ("corot_throughput_skipped_" + s.name + ".csv"));
+              if (!ctx.quiet)
+                std::cerr << "head-to-head corot: " << s.name << " " << v.method << "/" << v.variant << " " << c.label()
+                          << " " << num(n) << " elements: skipped, over the row budget\n";
               continue;
             }
             long built = 0;
