@@ -86,7 +86,9 @@ def save(fig, figures_dir, stem):
 
 
 # ---- figures ----------------------------------------------------------------------------------
-def steps_figures(throughput, figures_dir):
+def steps_figures(throughput, figures_dir, machine=""):
+    """One log-log plot of steps/s per scene; `machine` (another results folder's device) suffixes
+    the file and titles the chart, as in tta_figures."""
     out = []
     for scene in sorted({r["scene"] for r in throughput}):
         lines = {}
@@ -116,11 +118,11 @@ def steps_figures(throughput, figures_dir):
         ax.set_yscale("log")
         ax.set_xlabel("elements (hexahedra or tetrahedra of the method's own mesh)")
         ax.set_ylabel("steps/s (median of 5 batches, min-max bars)")
-        ax.set_title(f"head-to-head corot: {scene}, steps per second")
+        ax.set_title(f"head-to-head corot: {scene}, steps per second" + (f" ({machine})" if machine else ""))
         ax.grid(True, which="both", alpha=0.3)
         # Beside the axes: inside, it covered the curves of the smaller sizes.
         ax.legend(fontsize=6, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        out.append(save(fig, figures_dir, f"{NAME}_steps_{scene}"))
+        out.append(save(fig, figures_dir, f"{NAME}_steps_{scene}" + (f"_{machine}" if machine else "")))
     return out
 
 
@@ -309,14 +311,14 @@ def throughput_runs_table(meta):
 
 
 def other_machines(results_dir, figures_dir):
-    """The corot accuracy tables of the same experiment on the other machines' result folders
-    (experiments/results/<device>/head-to-head), each under its own machine line: timings are
-    compared only within one machine."""
+    """The corot accuracy tables and steps/s of the same experiment on the other machines' result
+    folders (experiments/results/<device>/head-to-head), each under its own machine line, its
+    figures suffixed with the device: timings are compared only within one machine."""
     here = os.path.realpath(results_dir)
     root = os.path.dirname(os.path.dirname(here))
     md = []
     for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))):
-        if os.path.realpath(d) == here or not rows_of(d, "accuracy"):
+        if os.path.realpath(d) == here or not (rows_of(d, "accuracy") or rows_of(d, "throughput")):
             continue
         meta_path = os.path.join(d, "corot_meta.json")
         meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else None
@@ -334,6 +336,14 @@ def other_machines(results_dir, figures_dir):
                headline_table(accuracy, rows_of(d, "trials")), "", accuracy_table(accuracy), ""]
         for p in tta_figures(accuracy, figures_dir, machine):
             md += [f"![time to accuracy on {machine}]({p})", ""]
+        throughput = rows_of(d, "throughput")
+        if throughput:
+            md += [f"Steps/s and bytes per element on {machine}:", "", throughput_table(throughput), ""]
+            runs = throughput_runs_table(meta)
+            if runs:
+                md += ["The runs these rows come from, per scene:", "", runs, ""]
+            for p in steps_figures(throughput, figures_dir, machine):
+                md += [f"![steps per second on {machine}]({p})", ""]
     return md
 
 

@@ -73,3 +73,20 @@ assert h.throughput_runs_table({}) == "" and h.throughput_runs_table(None) == ""
 assert h.notes_lines({"notes": ["rows of nr-neohookean used the midpoint rule", "b"]}) == [
     "Notes on these rows:", "", "- rows of nr-neohookean used the midpoint rule", "- b", ""]
 assert h.notes_lines({}) == [] and h.notes_lines(None) == []
+
+# Other machines' steps/s: their own table and figures, the figure files suffixed with the device.
+import glob as _glob  # noqa: E402
+import os as _os  # noqa: E402
+import tempfile as _tempfile  # noqa: E402
+
+root = _os.path.dirname(_os.path.dirname(_os.path.realpath(results)))
+with _tempfile.TemporaryDirectory() as figs:
+    md = "\n".join(h.other_machines(results, figs))
+    for d in sorted(_glob.glob(_os.path.join(root, "*", "head-to-head"))):
+        machine = _os.path.basename(_os.path.dirname(d))
+        if _os.path.realpath(d) == _os.path.realpath(results) or not h.rows_of(d, "throughput"):
+            continue
+        assert f"Steps/s and bytes per element on {machine}:" in md, machine
+        scenes = {r["scene"] for r in h.rows_of(d, "throughput") if r["validity"] == "valid"}
+        for scene in scenes:
+            assert _os.path.isfile(_os.path.join(figs, f"head_to_head_steps_{scene}_{machine}.png")), (scene, machine)
