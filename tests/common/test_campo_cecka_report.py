@@ -119,6 +119,20 @@ for name, title in TITLES.items():
     if check(sec is not None, f"report: no section {title}"):
         check_section(name, sec, None, f"report, {title}", True)
 
+# Table 16.1 on another machine's run with another mesher (the committed vm Gmsh spheres): shown
+# beside ours, and the exponent's verdict names it.
+import cecka2011 as _cecka  # noqa: E402
+
+_here = os.path.join(results, "cecka2011")
+_t = _cecka.read_csv(_here, "table16_1.csv")
+_others = _cecka.other_meshers(_here, _t)
+if check(_others, "cecka: the committed Gmsh-sphere run (experiments/results/vm/cecka2011) not found"):
+    _md = "\n".join(_cecka.other_mesher_table(_others, _cecka.published(_cecka.PAPER)))
+    check(f"The same table on {_others[0][1]} spheres ({_others[0][0]}" in _md, "cecka: the other mesher's table")
+    _exp = [r for r in _cecka.table16_1_verdicts(_t, _cecka.published(_cecka.PAPER), _others) if "exponent" in r["quantity"]]
+    check(_exp and f"on {_others[0][1]} spheres" in _exp[0]["why"], "cecka: the exponent verdict names the other mesher")
+    check(not _cecka.other_meshers(_here, _others[0][2]), "cecka: a run on the same mesher is not another mesher")
+
 if failures:
     print("\n".join("FAIL: " + f for f in failures))
     sys.exit(1)
