@@ -17,7 +17,6 @@ the real-time hand, the Newton residual sequences, and the published | ours | ra
 table (analysis/verdict_table.py). A part not run reads "not run"; a row of an invalid run shows
 its reason and is left out of the figures and verdicts.
 """
-import glob
 import math
 import os
 import sys
@@ -33,7 +32,7 @@ sys.path.insert(0, HERE)
 import verdict_table as vt  # noqa: E402
 from figures import save  # noqa: E402
 from portable_paths import portable_paths  # noqa: E402
-from result_format import (machine_text, md_table, num, overlap, pct, published, ratio_text, read_csv,  # noqa: E402
+from result_format import (machine_text, md_table, num, other_machines, overlap, pct, published, ratio_text, read_csv,  # noqa: E402
                            read_json, sig, spread, verdict_row)
 
 PAPER = "cecka2011"
@@ -81,14 +80,13 @@ def other_meshers(results_dir, t):
     """Table 16.1 runs of other machines' folders (experiments/results/<device>/cecka2011) on another
     mesher than ours: [(device, mesher, rows)]. The error is fp32 rounding of a deterministic CPU
     assembly, so a run elsewhere measures the same thing; the mesher is what differs."""
-    here = os.path.realpath(results_dir)
     mine = {r.get("mesher", "generator") for r in (t or [])}
     out = []
-    for d in sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(here)), "*", os.path.basename(here)))):
-        rows = read_csv(d, "table16_1.csv") if os.path.realpath(d) != here else None
+    for device, d in other_machines(results_dir):
+        rows = read_csv(d, "table16_1.csv")
         meshers = {r.get("mesher", "generator") for r in rows or []}
         if rows and meshers - mine:
-            out.append((os.path.basename(os.path.dirname(d)), "/".join(sorted(meshers)), rows))
+            out.append((device, "/".join(sorted(meshers)), rows))
     return out
 
 

@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from portable_paths import portable_paths  # noqa: E402
 import figures  # noqa: E402
-from result_format import machine_line, md_table  # noqa: E402
+from result_format import machine_line, md_table, other_machines as sibling_folders  # noqa: E402
 
 NAME = "head_to_head"
 OTHER_PARTS = ("head_to_head_solvers", "head_to_head_nonlinear")
@@ -314,15 +314,13 @@ def other_machines(results_dir, figures_dir):
     """The corot accuracy tables and steps/s of the same experiment on the other machines' result
     folders (experiments/results/<device>/head-to-head), each under its own machine line, its
     figures suffixed with the device: timings are compared only within one machine."""
-    here = os.path.realpath(results_dir)
-    root = os.path.dirname(os.path.dirname(here))
     md = []
-    for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))):
-        if os.path.realpath(d) == here or not (rows_of(d, "accuracy") or rows_of(d, "throughput")):
+    for machine, d in sibling_folders(results_dir):
+        if not (rows_of(d, "accuracy") or rows_of(d, "throughput")):
             continue
         meta_path = os.path.join(d, "corot_meta.json")
         meta = json.load(open(meta_path)) if os.path.isfile(meta_path) else None
-        md += [f"### Time to accuracy on another machine: {os.path.basename(os.path.dirname(d))}", "",
+        md += [f"### Time to accuracy on another machine: {machine}", "",
                f"Machine: {machine_line(meta)}. Its timings compare only with each other.", ""]
         if meta and meta.get("concurrency"):
             md += [f"Runs: {meta['concurrency']}.", ""]
@@ -331,7 +329,6 @@ def other_machines(results_dir, figures_dir):
         if runs:
             md += [runs, ""]
         accuracy = rows_of(d, "accuracy")
-        machine = os.path.basename(os.path.dirname(d))
         md += [reference_table(rows_of(d, "reference")), "", "Each method at its cheapest (wall s per simulated s):", "",
                headline_table(accuracy, rows_of(d, "trials")), "", accuracy_table(accuracy), ""]
         for p in tta_figures(accuracy, figures_dir, machine):
@@ -407,13 +404,12 @@ def front_page(results_dir, figures_dir, tolerance="0.01"):
           f"of a converged fp64 reference, each method at its cheapest setting found by the search "
           f"({machine_line(meta) if meta else 'machine not recorded'}; the head-to-head section has every row "
           f"and the other machines):", "", headline_table(accuracy, rows_of(results_dir, "trials")), ""]
-    here = os.path.realpath(results_dir)
     others = []
-    for d in sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(here)), "*", os.path.basename(here)))):
-        if os.path.realpath(d) != here and rows_of(d, "accuracy"):
+    for machine, d in sibling_folders(results_dir):
+        if rows_of(d, "accuracy"):
             m_path = os.path.join(d, "corot_meta.json")
             other = json.load(open(m_path)) if os.path.isfile(m_path) else None
-            others.append(f"{os.path.basename(os.path.dirname(d))} ({machine_line(other)})")
+            others.append(f"{machine} ({machine_line(other)})")
     if others:
         md += ["The head-to-head section also has these searches on " + "; ".join(others) + ".", ""]
     figure = f"{NAME}_tta_{tolerance}.png"

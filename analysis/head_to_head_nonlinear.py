@@ -10,7 +10,6 @@ log-axis plot of error against wall time (PNG and PDF); the scale part's largest
 whose files are missing says "not run"; a row of an invalid run shows its reason in place of
 its numbers and is left out of the figure. Uses only Debian's numpy, pandas and matplotlib.
 """
-import glob
 import json
 import math
 import os
@@ -25,7 +24,7 @@ import pandas as pd  # noqa: E402
 import figures  # noqa: E402
 from campo2015 import read_json  # noqa: E402  (None when the file is missing)
 from figures import legend_below  # noqa: E402
-from result_format import machine_line  # noqa: E402
+from result_format import machine_line, other_machines  # noqa: E402
 
 NOT_RUN = "not run"
 
@@ -78,12 +77,8 @@ def _valid(v):
 def _sibling_with_nonlinear(results_dir):
     """The same experiment's folder of another machine (experiments/results/<device>/head-to-head)
     holding the nonlinear part, the first by name; None if there is none."""
-    here = os.path.realpath(results_dir)
-    root = os.path.dirname(os.path.dirname(here))
-    for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))):
-        if os.path.realpath(d) != here and os.path.isfile(os.path.join(d, "nonlinear_rows.csv")):
-            return d
-    return None
+    return next((d for _, d in other_machines(results_dir) if os.path.isfile(os.path.join(d, "nonlinear_rows.csv"))),
+                None)
 
 
 def _nonlinear(results_dir, figures_dir):
@@ -100,7 +95,7 @@ def _nonlinear(results_dir, figures_dir):
         results_dir = other
         rows = _csv(results_dir, "nonlinear_rows.csv")
         meta = read_json(results_dir, "nonlinear_meta.json")
-        machine = os.path.basename(os.path.dirname(os.path.realpath(other)))
+        machine = os.path.basename(os.path.dirname(other))
         md += [f"Not run on this machine; the run on **{machine}** (experiments/results/{machine}/head-to-head): "
                f"{machine_line(meta)}. Its timings compare only with each other.", ""]
     if meta and meta.get("concurrency"):

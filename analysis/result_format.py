@@ -4,6 +4,7 @@ analysis modules share (the Markdown table writer is every module's).
 Numbers are rounded to significant digits, never printed as the long floats the CSVs hold, and a
 difference is called significant only when the measured spreads leave room for it."""
 import csv
+import glob
 import json
 import math
 import os
@@ -91,6 +92,15 @@ def md_table(header, rows):
     out = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def other_machines(results_dir):
+    """The same experiment's folders of the other machines (experiments/results/<device>/<experiment>
+    beside results_dir) as (device, path), by device name."""
+    here = os.path.realpath(results_dir)
+    root = os.path.dirname(os.path.dirname(here))
+    return [(os.path.basename(os.path.dirname(d)), d)
+            for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))) if os.path.realpath(d) != here]
 
 
 def machine_line(meta):
