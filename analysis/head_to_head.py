@@ -191,10 +191,24 @@ UNJUDGEABLE = "not searched: the reference's error estimate"
 METHODS = ["hexmg", "tled", "bcsr-pcg", "corot-cg", "nr-neohookean"]
 
 
-def headline_table(accuracy, trials=()):
+def searched_tolerances(meta):
+    """(scene, method) -> the tolerances its newest search searched, from corot_meta.json's
+    search_runs entries that name them (`methods`, `tolerances`): a tolerance outside them was not
+    searched by the run that the method's rows come from."""
+    out = {}
+    for r in (meta or {}).get("search_runs") or []:
+        if "methods" in r and "tolerances" in r:
+            for m in r["methods"]:
+                out[(r["scene"], m.split("/")[0])] = {float(t) for t in r["tolerances"]}
+    return out
+
+
+def headline_table(accuracy, trials=(), meta=None):
     """Per tolerance and scene, each method's cheapest passing setting over its variants and
     configurations (wall s per simulated s), or why it has none (`trials` tell a search cut
-    short, or one whose trials were all over the budget, from a method never run)."""
+    short, or one whose trials were all over the budget, from a method never run; `meta`'s
+    search runs, a tolerance that the method's search did not ask for)."""
+    searched = searched_tolerances(meta)
     body = []
     tols = sorted({r["tolerance"] for r in accuracy}, key=lambda t: -float(t))
     for tol in tols:
@@ -223,6 +237,8 @@ def headline_table(accuracy, trials=()):
                         cells.append("none: every trial over the budget")
                     elif mine:
                         cells.append("none")
+                    elif (scene, m) in searched and float(tol) not in searched[(scene, m)]:
+                        cells.append("not searched")
                     elif tried:
                         cells.append(f"search cut short ({len(tried)} trials)")
                     else:
@@ -330,7 +346,7 @@ def other_machines(results_dir, figures_dir):
             md += [runs, ""]
         accuracy = rows_of(d, "accuracy")
         md += [reference_table(rows_of(d, "reference")), "", "Each method at its cheapest (wall s per simulated s):", "",
-               headline_table(accuracy, rows_of(d, "trials")), "", accuracy_table(accuracy), ""]
+               headline_table(accuracy, rows_of(d, "trials"), meta), "", accuracy_table(accuracy), ""]
         for p in tta_figures(accuracy, figures_dir, machine):
             md += [f"![time to accuracy on {machine}]({p})", ""]
         throughput = rows_of(d, "throughput")
@@ -369,7 +385,7 @@ def build(results_dir, figures_dir):
             md += [reference_table(reference), ""]
         if accuracy:
             md += ["Each method at its cheapest (wall s per simulated s):", "",
-                   headline_table(accuracy, rows_of(results_dir, "trials")), "",
+                   headline_table(accuracy, rows_of(results_dir, "trials"), meta), "",
                    accuracy_table(accuracy), ""]
         for p in tta_figures(accuracy, figures_dir):
             md += [f"![time to accuracy]({p})", ""]
@@ -403,7 +419,7 @@ def front_page(results_dir, figures_dir, tolerance="0.01"):
     md = [f"Time to accuracy: wall seconds per simulated second for the displacement to stay within the tolerance "
           f"of a converged fp64 reference, each method at its cheapest setting found by the search "
           f"({machine_line(meta) if meta else 'machine not recorded'}; the head-to-head section has every row "
-          f"and the other machines):", "", headline_table(accuracy, rows_of(results_dir, "trials")), ""]
+          f"and the other machines):", "", headline_table(accuracy, rows_of(results_dir, "trials"), meta), ""]
     others = []
     for machine, d in sibling_folders(results_dir):
         if rows_of(d, "accuracy"):

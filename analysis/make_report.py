@@ -312,13 +312,17 @@ def main(argv):
             if not quiet:
                 print(f"make_report: no analysis module for '{name}', skipped", file=sys.stderr)
             continue
-        own = os.path.join(results_dir, name, "manifest.json")
+        # A module may report another machine's run of its experiment (source_folder): the
+        # section's provenance and validity then come from that folder too.
+        folder = os.path.join(results_dir, name)
+        folder = getattr(module, "source_folder", lambda d: d)(folder)
+        own = os.path.join(folder, "manifest.json")
         if os.path.exists(own):
             with open(own) as f:
                 per_experiment[name] = json.load(f)
         else:
-            per_experiment[name] = provenance_from_runs(os.path.join(results_dir, name))
-        validity += [f"`{name}`: " + run_validity_table(os.path.join(results_dir, name)), ""]
+            per_experiment[name] = provenance_from_runs(folder)
+        validity += [f"`{name}`: " + run_validity_table(folder), ""]
         try:
             sections.append(module.build(os.path.join(results_dir, name), figures_dir))
             section_names.append(name)

@@ -57,6 +57,14 @@ short_trials = [{"scene": "s", "method": "tled", "elements": "640", "validity": 
                  "validity": "over the trial time budget (about 72 s predicted)"}]
 row = h.headline_table(short, short_trials).splitlines()[2]
 assert "| none (closest 6.89%; trials at 1966080 el. over the budget) |" in row, row
+
+# A tolerance that the method's newest search run did not ask for is "not searched", not "cut short".
+meta = {"search_runs": [{"scene": "s", "methods": ["tled/hourglass"], "tolerances": [0.1]}]}
+row = h.headline_table(cut, cut_trials, meta).splitlines()[2]
+assert "| not searched | not run |" in row, row
+meta["search_runs"][0]["tolerances"] = [0.1, 0.01]
+row = h.headline_table(cut, cut_trials, meta).splitlines()[2]
+assert "| search cut short (1 trials) |" in row, row
 print("ok:", checked, "found rows,", len(unjudged), "unjudged rows")
 
 # The steps/s rows' runs: one row per scene with its build and its note (older code's rows say so).
