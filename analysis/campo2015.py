@@ -483,9 +483,11 @@ def build(results_dir, figures_dir):
           f"plane, a random impulse every 200 frames, {frames} frames (the thesis: {pub['scene']['frames']}), Table 5.1's values.  ",
           f"Machines: {machines_line(pub, meta)}.  ",
           f"Published values: analysis/published/campo2015.json, from {pub['source_copy']}  ",
-          "Noise: Tables 5.2/5.3 are per-frame statistics of one run each (mean, sd, min-max over the frames, the thesis's "
-          "as ours), so a difference of means smaller than the larger sd is called not significant; kernel durations are "
-          "medians of 20 batches with their min-max, and a value inside that range is not significant.", ""]
+          "Noise: Tables 5.2/5.3, SOFA's beams and the raptor sweep are per-frame statistics of one run each (mean, sd, "
+          "and for Tables 5.2/5.3 min-max over the frames, the thesis's and SOFA's benchmark's own form), so a difference "
+          "of means smaller than the larger sd is called not significant; kernel durations are medians of 20 batches "
+          "with their min-max, and a value inside that range is not significant. The CG iteration's ms are one run's "
+          "means over its frames (no spread recorded).", ""]
 
     pick = configs(stages) if stages else {}
     details = run_details(results_dir, pick.get("t1") or pick.get("graph"))

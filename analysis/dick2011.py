@@ -64,9 +64,13 @@ def paper(v):
     return "-" if v is None else number(v)
 
 
-def ratio(ours, pub):
+def ratio(ours, pub, spread=None):
+    """ours / pub; with spread (our min/median, max/median), a published value inside our repeats'
+    range is no measured difference: "not significant"."""
     if ours is None or pub in (None, 0) or not math.isfinite(float(ours)):
         return NOT_RUN
+    if spread and ours * spread[0] <= pub <= ours * spread[1]:
+        return f"not significant ({ours / pub:.2g}; inside our min-max)"
     return f"{ours / pub:.3g}"
 
 
@@ -135,11 +139,18 @@ def performance_tables(pub, perf):
                 o = ours.get((prec, m, dev))
                 bad = invalid(o)
                 vals = [None, None, None] if o is None or bad else [o["steps_per_second"], o["gflops"], requested_gbps(o)]
+                # GFLOP/s and GB/s are the steps/s times fixed counts: the repeats' range scales all three.
+                spread = None
+                if vals[0] and "steps_per_second_min" in o and math.isfinite(float(o["steps_per_second_min"])):
+                    spread = (float(o["steps_per_second_min"]) / vals[0], float(o["steps_per_second_max"]) / vals[0])
                 cells = [f"{m:,}", label]
                 for i in range(3):
-                    cells += [paper(p[i]), bad or number(vals[i]), bad or ratio(vals[i], p[i])]
+                    shown = number(vals[i])
+                    if spread and i == 0:
+                        shown += f" ({number(vals[0] * spread[0])}-{number(vals[0] * spread[1])})"
+                    cells += [paper(p[i]), bad or shown, bad or ratio(vals[i], p[i], spread)]
                 rows.append(cells)
-        header = ["hexahedra", "device", "steps/s paper", "ours", "ratio", "GFLOP/s paper", "ours", "ratio",
+        header = ["hexahedra", "device", "steps/s paper", "ours, median (min-max)", "ratio", "GFLOP/s paper", "ours", "ratio",
                   "GB/s paper", "ours", "ratio"]
         md.append(f"**{title}** - {t['cite']}.\n\n" + markdown(header, rows))
     md.append("GB/s in Tables 1-2 and Fig. 10 follow the paper's convention: every byte a kernel requests, cache "
@@ -171,6 +182,17 @@ def headline_table(perf):
 
 
 # ---- Table 3 -------------------------------------------------------------------------------------
+def share_cell(o, share):
+    """% of GPU time, with the kernel's ms per step (mean) and their per-step min-max where recorded."""
+    if share is None:
+        return NOT_RUN
+    text = number(100 * share)
+    if o is not None and "gpu_ms_min" in o and not pd.isna(o["gpu_ms_min"]):
+        text += (f" ({number(float(o['gpu_ms_per_step']))} ms, {number(float(o['gpu_ms_min']))}-"
+                 f"{number(float(o['gpu_ms_max']))})")
+    return text
+
+
 def kernel_table(pub, kernels):
     t3 = pub["table3"]
     rows = []
@@ -200,8 +222,8 @@ def kernel_table(pub, kernels):
                      paper(p.get("flops")), number(f32), ratio(f32, p.get("flops")),
                      paper(p.get("bytes_fp32")), number(b32), ratio(b32, p.get("bytes_fp32")),
                      paper(p.get("bytes_fp64")), number(b64), ratio(b64, p.get("bytes_fp64")),
-                     paper(p.get("gpu_time_pct_fp32")), number(None if s32 is None else 100 * s32),
-                     paper(p.get("gpu_time_pct_fp64")), number(None if s64 is None else 100 * s64)])
+                     paper(p.get("gpu_time_pct_fp32")), share_cell(o32, s32),
+                     paper(p.get("gpu_time_pct_fp64")), share_cell(o64, s64)])
     tp = t3["total"]
     t32 = tot["fp32"] if kernels is not None else [None] * 3
     t64 = tot["fp64"] if kernels is not None else [None] * 3
@@ -214,7 +236,9 @@ def kernel_table(pub, kernels):
     elems = None
     if kernels is not None:
         elems = int(kernels["elements"].iloc[0])
-    note = (f"Ours: the largest model run ({elems:,} elements); bytes count every byte each kernel reads or writes, "
+    note = (f"Ours: the largest model run ({elems:,} elements); % GPU time: the kernel's mean over the profiled steps "
+            "of one run over the step's, with one step's time (ms) and its min-max over those steps where recorded; "
+            "bytes count every byte each kernel reads or writes, "
             "as the paper does (cache hits included). Our assembly writes each coefficient once instead of the paper's "
             "read-modify-write, and our coarsest CG is converged (Jacobi-preconditioned) instead of a few iterations." if elems
             else "No kernel data.")

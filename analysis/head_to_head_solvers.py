@@ -53,9 +53,9 @@ def fmt_s(v):
     if not math.isfinite(x):
         return "-"
     if x >= 100:
-        return f"{x:.0f}"
+        return f"{x:.0f} s"
     if x >= 1:
-        return f"{x:.2f}"
+        return f"{x:.2f} s"
     if x >= 1e-3:
         return f"{x * 1e3:.1f} ms"
     return f"{x * 1e6:.0f} us"
@@ -205,7 +205,8 @@ def draw(results_dir, figures_dir):
             if r["status"].startswith("absent"):
                 absent.setdefault(r["solver"] + ": " + r["status"][len("absent: "):], []).append(f"{s['scene']} {s['family']}")
         out += [f"**{system_title(s)}**", "",
-                md_table(["solver", "backend", "threads/device", "status", "setup", "solve", "setup + solve", "iterations",
+                md_table(["solver", "backend", "threads/device", "status", "setup (median [min-max])", "solve (median [min-max])",
+                          "setup + solve (the medians' sum)", "iterations",
                           "residual", "runs"], table), ""]
     if absent:
         out += ["Solvers absent from some systems:", ""]

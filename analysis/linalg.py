@@ -58,7 +58,8 @@ def run_date(path):
 
 
 def collect(results_dir):
-    """{(kind, backend, format, precision, matrix): {"median": entry, "cv": entry}}."""
+    """{(kind, backend, format, precision, matrix): {"median": entry, "cv": entry, "min": entry, "max": entry}}
+    (min and max: bench_sparse's own statistics, in files since they were added)."""
     table = {}
     paths = sorted(glob.glob(os.path.join(results_dir, "bench_sparse_*.json")))
     # Newest first (setdefault below keeps the first seen); a stable sort keeps name order on ties.
@@ -66,7 +67,7 @@ def collect(results_dir):
     for path in paths:
         for b in read_benchmarks(path):
             agg = b.get("aggregate_name")
-            if agg not in ("median", "cv"):
+            if agg not in ("median", "cv", "min", "max"):
                 continue
             name = b.get("run_name") or re.sub(r"/(manual|real)_time.*$", "", b["name"])
             parts = name.split("/")
@@ -100,6 +101,34 @@ def fmt_time(us):
     return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} us"
 
 
+def time_range(aggs, per=1.0):
+    """(median, min, max) in us (each divided by per), min/max None where the file has none."""
+    lo, hi = aggs.get("min"), aggs.get("max")
+    m = time_us(aggs["median"]) / per
+    return m, (time_us(lo) / per if lo else None), (time_us(hi) / per if hi else None)
+
+
+def timed(aggs, per=1.0):
+    """A time cell: the median of the repetitions with their min-max, else their cv (older files)."""
+    m, lo, hi = time_range(aggs, per)
+    if lo is not None and hi is not None:
+        return f"{fmt_time(m)} ({fmt_time(lo)}-{fmt_time(hi)})"
+    cv = aggs.get("cv", {}).get("real_time")
+    return fmt_time(m) + (f" (cv {cv * 100:.1f}%)" if cv is not None else " (no spread recorded)")
+
+
+def speedup(slow, fast, per_slow=1.0, per_fast=1.0):
+    """slow / fast time, "not significant" where the two repetitions' ranges overlap; files without
+    min-max say the spread is unknown."""
+    a, alo, ahi = time_range(slow, per_slow)
+    b, blo, bhi = time_range(fast, per_fast)
+    if None in (alo, ahi, blo, bhi):
+        return f"{a / b:.2f}x (spread not recorded)"
+    if alo <= bhi and blo <= ahi:
+        return f"not significant ({a / b:.1f}x; ranges overlap)"
+    return f"{a / b:.2f}x"
+
+
 
 
 def build(results_dir, figures_dir):
@@ -119,7 +148,7 @@ def build(results_dir, figures_dir):
            "above 1 mean the read-only stream runs faster than triad's mixed read/write traffic, or (small "
            "matrices) that part of the matrix stays in the 50 MB L2 between calls.", ""]
 
-    header = ["matrix", "fp", "DOFs", "BCSR (cv)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
+    header = ["matrix", "fp", "DOFs", "BCSR (min-max)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
               "BCSR speed-up", "PCG iteration", "PCG / compulsory time", "single-reduction PCG iteration",
               "SR / compulsory time", "SR iteration, marginal", "marginal / compulsory time",
               "SR marginal, values kept in L2", "L2 / compulsory time"]
@@ -130,18 +159,15 @@ def build(results_dir, figures_dir):
             if "median" not in bcsr:
                 continue
             b = bcsr["median"]
-            cv = bcsr.get("cv", {}).get("real_time")
-            row = [m, prec, f"{b.get('DOFs', 0):,.0f}",
-                   fmt_time(time_us(b)) + (f" ({cv * 100:.1f}%)" if cv is not None else ""),
-                   f"{b['of_triad']:.3f}"]
+            row = [m, prec, f"{b.get('DOFs', 0):,.0f}", timed(bcsr), f"{b['of_triad']:.3f}"]
             for peer in ("csr", "bsr"):
-                c = get("spmv", "cusparse", peer, prec, m).get("median")
-                row += [fmt_time(time_us(c)), f"{time_us(c) / time_us(b):.2f}x"] if c else [NOT_RUN, NOT_RUN]
+                c = get("spmv", "cusparse", peer, prec, m)
+                row += [timed(c), speedup(c, bcsr)] if c.get("median") else [NOT_RUN, NOT_RUN]
             for kind in ("pcg_iteration", "pcg_iteration_sr", "pcg_marginal_sr", "pcg_marginal_sr_l2"):
-                p = get(kind, "cuda", "bcsr", prec, m).get("median")
+                aggs = get(kind, "cuda", "bcsr", prec, m)
+                p = aggs.get("median")
                 if p:
-                    per_iter = time_us(p) / p.get("iterations_per_solve", 1)
-                    row += [fmt_time(per_iter), f"{1.0 / p['of_triad']:.2f}x"]
+                    row += [timed(aggs, p.get("iterations_per_solve", 1)), f"{1.0 / p['of_triad']:.2f}x"]
                 else:
                     row += [NOT_RUN, NOT_RUN]
             rows.append(row)
@@ -168,45 +194,54 @@ def build(results_dir, figures_dir):
     rows = []
     for m in matrices:
         for prec in ("fp32", "fp64"):
-            ours = get("pcg_iteration", "cuda", "bcsr", prec, m).get("median")
-            peers = [get("pcg_iteration", "cusparse", peer, prec, m).get("median") for peer in ("csr", "bsr")]
-            if not ours or not any(peers):
+            ours = get("pcg_iteration", "cuda", "bcsr", prec, m)
+            peers = [get("pcg_iteration", "cusparse", peer, prec, m) for peer in ("csr", "bsr")]
+            if not ours.get("median") or not any(c.get("median") for c in peers):
                 continue
 
-            def per_iter(e):
-                return time_us(e) / e.get("iterations_per_solve", 1)
-            row = [m, prec, fmt_time(per_iter(ours))]
+            def iters(aggs):
+                return aggs["median"].get("iterations_per_solve", 1)
+            row = [m, prec, timed(ours, iters(ours))]
             for c in peers:
-                row += [fmt_time(per_iter(c)), f"{per_iter(c) / per_iter(ours):.2f}x"] if c else [NOT_RUN, NOT_RUN]
+                row += [timed(c, iters(c)), speedup(c, ours, iters(c), iters(ours))] if c.get("median") else [NOT_RUN, NOT_RUN]
             rows.append(row)
     if rows:
         out += ["### Whole Jacobi-PCG solve: our BCSR against cuSPARSE's SpMV (device)", "",
                 "The same solver (solvers/linalg: vector kernels, device scalars, one CUDA graph per solve of 50 "
                 "iterations from x = 0) with its operator's product done by our sliced BCSR or by cuSPARSE's "
-                "generic SpMV on CSR or BSR; time per iteration, median of 5.", "", md_table(header, rows), ""]
+                "generic SpMV on CSR or BSR; time per iteration, median of 5 (min-max).", "", md_table(header, rows), ""]
 
     header = ["matrix", "fp", "slices / SM"] + [f"{w} warp{'s' if w > 1 else ''}" for w in (1, 2, 4, 8)] + \
         ["default (warps)"]
     rows = []
     for m in matrices:
         for prec in ("fp32", "fp64"):
-            fixed = [get("spmv", "cuda", f"bcsr_w{w}", prec, m).get("median") for w in (1, 2, 4, 8)]
+            fixed_aggs = [get("spmv", "cuda", f"bcsr_w{w}", prec, m) for w in (1, 2, 4, 8)]
+            fixed = [a.get("median") for a in fixed_aggs]
             if not any(fixed):
                 continue
             auto = get("spmv", "cuda", "bcsr", prec, m).get("median")
             rows_ = next((e.get("DOFs") for e in fixed + [auto] if e and e.get("DOFs")), None)
             slices = f"{rows_ / 3 / 32 / 132:.1f}" if rows_ else NOT_RUN
-            cells = [f"{fmt_time(time_us(e))} ({e['of_triad']:.2f})" if e else NOT_RUN for e in fixed]
+            cells = [f"{timed(a)}, {a['median']['of_triad']:.2f} of triad" if a.get("median") else NOT_RUN
+                     for a in fixed_aggs]
             best = min((time_us(e), i) for i, e in enumerate(fixed) if e)[1]
-            cells[best] = "**" + cells[best] + "**"
+            # The fastest in bold only where its range stands clear of every other's.
+            lo = time_range(fixed_aggs[best])
+            clear = lo[2] is not None and all(
+                time_range(a)[1] is not None and time_range(a)[1] > lo[2] for i, a in enumerate(fixed_aggs)
+                if i != best and a.get("median"))
+            if clear:
+                cells[best] = "**" + cells[best] + "**"
             default = (f"{fmt_time(time_us(auto))} ({auto.get('warps_per_slice', 0):.0f})"
                        if auto and "warps_per_slice" in auto else NOT_RUN)
             rows.append([m, prec, slices] + cells + [default])
     if rows:
         out += ["### BCSR: warps per slice of 32 block rows (device)", "",
                 "The sliced kernel with each slice's blocks split among 1, 2, 4 or 8 warps (warp w takes blocks w, "
-                "w + W, ...; the partial sums are added in warp order). Time (fraction of triad), the fastest in "
-                "bold; `slices / SM` for the H100's 132 SMs; the default is the library's choice "
+                "w + W, ...; the partial sums are added in warp order). Time (min-max), fraction of triad; the fastest "
+                "in bold where its range stands clear of the others' (not where the ranges overlap or were not "
+                "recorded); `slices / SM` for the H100's 132 SMs; the default is the library's choice "
                 "(choose_warps_per_slice) as the first table runs it.", "", md_table(header, rows), ""]
 
     header = ["matrix", "fp"] + [f.upper() for f in FORMATS]
@@ -215,21 +250,21 @@ def build(results_dir, figures_dir):
         for prec in ("fp32", "fp64"):
             cells = []
             for f in FORMATS:
-                e = get("spmv", "cuda", f, prec, m).get("median")
-                cells.append(f"{fmt_time(time_us(e))} ({e['of_triad']:.2f})" if e else NOT_RUN)
+                a = get("spmv", "cuda", f, prec, m)
+                cells.append(f"{timed(a)}, {a['median']['of_triad']:.2f} of triad" if a.get("median") else NOT_RUN)
             if any(c != NOT_RUN for c in cells):
                 rows.append([m, prec] + cells)
-    out += ["### Every format on the device: time (fraction of triad)", "", md_table(header, rows), ""]
+    out += ["### Every format on the device: time (min-max), fraction of triad", "", md_table(header, rows), ""]
 
     header = ["matrix", "fp", "ours BCSR", "ours CSR", "Eigen CSR (fp64)"]
     rows = []
     for m in matrices:
         for prec in ("fp32", "fp64"):
-            ours = [get("spmv", "cpu", f, prec, m).get("median") for f in ("bcsr", "csr")]
-            eig = get("spmv", "eigen", "csr", prec, m).get("median")
-            if any(ours) or eig:
-                rows.append([m, prec] + [fmt_time(time_us(e)) if e else NOT_RUN for e in ours] +
-                            [fmt_time(time_us(eig)) if eig else NOT_RUN])
+            ours = [get("spmv", "cpu", f, prec, m) for f in ("bcsr", "csr")]
+            eig = get("spmv", "eigen", "csr", prec, m)
+            if any(a.get("median") for a in ours) or eig.get("median"):
+                rows.append([m, prec] + [timed(a) if a.get("median") else NOT_RUN for a in ours] +
+                            [timed(eig) if eig.get("median") else NOT_RUN])
     if rows:
         out += ["### CPU (OpenMP, all cores of the device's host)", "",
                 "CPU rows were run only where the device call's time allowed (see the files); their "

@@ -387,6 +387,22 @@ def table3(scaling, calculix, pub):
     return out, cmp
 
 
+def ms_with_range(r, scale=1.0):
+    """A ms/step cell (times scale): the median run's, with the repeats' min-max where the row has them."""
+    lo, hi = r.get("ms_per_step_min", np.nan), r.get("ms_per_step_max", np.nan)
+    if pd.isna(lo) or pd.isna(hi):
+        return fmt(float(r["ms_per_step"]) * scale)
+    return f"{fmt(float(r['ms_per_step']) * scale)} ({fmt(float(lo) * scale)}-{fmt(float(hi) * scale)})"
+
+
+def us_with_range(r, col):
+    """A kernel's median duration (us) over its event-timed launches, their min-max where recorded."""
+    lo, hi = r.get(col + "_min", np.nan), r.get(col + "_max", np.nan)
+    if pd.isna(lo) or pd.isna(hi):
+        return fmt(float(r[col]))
+    return f"{fmt(float(r[col]))} ({fmt(float(lo))}-{fmt(float(hi))})"
+
+
 def table4(scaling, pub):
     rows = []
     for backend in ("cuda", "cpu"):
@@ -405,15 +421,17 @@ def table4(scaling, pub):
                 rows.append([backend, n, fmt(a), fmt(b), NOT_RUN])
                 continue
             # The ratio against the runs' spread: fp64's cost on the CPU is often within it.
-            _, text, significant = regime_effect(ga[ga["per_edge"] == n], gb[gb["per_edge"] == n])
-            rows.append([backend, n, fmt(a), fmt(b), fmt(b / a) + ("" if significant else
-                                                                  " (not significant: ranges overlap)" if "overlap" in text
-                                                                  else " (one run each, no spread)")])
+            ra, rb = ga[ga["per_edge"] == n], gb[gb["per_edge"] == n]
+            _, text, significant = regime_effect(ra, rb)
+            # An effect inside the runs' spread is named so, its ratio given to two digits only.
+            ratio_text = (fmt(b / a) if significant else f"not significant ({b / a:.2g}; ranges overlap)"
+                          if "overlap" in text else fmt(b / a) + " (one run each, no spread)")
+            rows.append([backend, n, ms_with_range(ra.iloc[0]), ms_with_range(rb.iloc[0]), ratio_text])
     p = pub["values"]["fp64_throughput_fraction_best"]["value"]
     note = (f"Published (Table 4 text): the best card (K20c) ran fp64 at about {int(p * 100)}% of its fp32 throughput, "
             f"i.e. an fp64/fp32 time ratio of about {1 / p:.2f}; the GTX 980 and 780 were the least favourable. "
             f"Source: {pub['values']['fp64_throughput_fraction_best']['cite']}.")
-    return md_table(["backend", "per edge", "fp32 ms/step", "fp64 ms/step", "fp64 / fp32"], rows) + "\n\n" + note
+    return md_table(["backend", "per edge", "fp32 ms/step (min-max)", "fp64 ms/step (min-max)", "fp64 / fp32"], rows) + "\n\n" + note
 
 
 def regime_effect(a, b):
@@ -517,10 +535,11 @@ def performance_table(scaling, regimes, pub):
         triad = float(r["stream_triad_gbps"]) if not pd.isna(r.get("stream_triad_gbps", np.nan)) else None
         egb = float(r["element_gbps"]) if not pd.isna(r.get("element_gbps", np.nan)) else None
         rows.append([r["precision"], "on" if r["texture"] else "off", "on" if r["damage"] else "off", int(r["elements"]),
-                     fmt(float(r["element_us"])), fmt(float(r["node_us"])), fmt(float(r["ms_per_step"]) * 1000),
+                     us_with_range(r, "element_us"), us_with_range(r, "node_us"), ms_with_range(r, scale=1000),
                      fmt(frac), fmt(egb), fmt(triad), fmt(egb / triad) if egb and triad else NOT_RUN,
                      int(r["element_registers"])])
-    out = md_table(["precision", "texture", "damage", "elements", "element kernel us", "node kernel us", "graph step us",
+    out = md_table(["precision", "texture", "damage", "elements", "element kernel us (min-max)", "node kernel us (min-max)",
+                    "graph step us (min-max)",
                     "element share of step", "element GB/s (compulsory bytes)", "STREAM triad GB/s",
                     "element fraction of triad (compulsory bytes)", "registers"], rows)
     v = pub["values"]
@@ -549,12 +568,18 @@ def bandwidth_table(scaling, meta):
         frac = r.get("fraction_of_triad", np.nan)
         if pd.isna(frac) and gb and triad and convention == "compulsory":
             frac = gb / triad
-        rows.append([name, int(r["elements"]), fmt(gb), fmt(triad) if triad else "not measured",
+        # The bytes are fixed: the repeats' fastest and slowest step bound the bandwidth.
+        lo, hi, ms = (r.get(c, np.nan) for c in ("ms_per_step_max", "ms_per_step_min", "ms_per_step"))
+        gb_text = fmt(gb)
+        if gb and not any(pd.isna(x) for x in (lo, hi)):
+            gb_text += f" ({fmt(gb * float(ms) / float(lo))}-{fmt(gb * float(ms) / float(hi))})"
+        rows.append([name, int(r["elements"]), gb_text, fmt(triad) if triad else "not measured",
                      fmt(float(frac)) if not pd.isna(frac) else "not measured"])
-    out = md_table(["series", "elements", "effective GB/s (compulsory bytes)", "STREAM triad GB/s (same session)",
+    out = md_table(["series", "elements", "effective GB/s, compulsory bytes (min-max)", "STREAM triad GB/s (same session)",
                     "fraction of triad"], rows)
+    l2 = (((meta.get("machine") or {}).get("gpu") or {}).get("l2_bytes") or 0) / 1e6
     notes_cache = ("A fraction near or above 1 means the step's working set stays in cache between steps (at 91,125 "
-                   "elements the step touches 24 MB in fp32 and 41 MB in fp64, within the H100's 50 MB L2): compulsory "
+                   f"elements the step touches 24 MB in fp32 and 41 MB in fp64, within the GPU's {l2:.0f} MB L2): compulsory "
                    "bytes are then more than the DRAM traffic, and only a profiler's DRAM count gives the latter.")
     cpu = (meta.get("ceilings") or {}).get("cpu_triad")
     notes = [meta.get("bandwidth_convention") or
@@ -572,9 +597,9 @@ def bandwidth_table(scaling, meta):
     return out + "\n\n" + " ".join(n.rstrip(".") + "." for n in notes)
 
 
-def summary_rows(scaling, regimes, roundoff, calculix, pub):
+def summary_rows(scaling, regimes, roundoff, calculix, pub, gpu_name="our GPU"):
     """Every table and figure of issue 4 (Table 3, Figs. 2-5, Table 4, the accuracy claim), each
-    with a verdict computed from the same numbers as the tables above."""
+    with a verdict computed from the same numbers as the tables above (gpu_name: the run's GPU)."""
     v = pub["values"]
     rows = []
     named = dict(series(scaling))
@@ -583,7 +608,7 @@ def summary_rows(scaling, regimes, roundoff, calculix, pub):
     if number(big) is not None:
         ours = big * ABAQUS_STEP_CORRECTION
         rows.append(vt.row("Table 3", "GPU fp32 total at 91,125 elements, x 1.5 as the paper's (s)", v["gpu_total_s_91125"]["value"],
-                           ours, "differs", f"ours is {v['gpu_total_s_91125']['value'] / ours:.0f}x faster on an H100 than the "
+                           ours, "differs", f"ours is {v['gpu_total_s_91125']['value'] / ours:.0f}x faster on an {gpu_name} than the "
                            "paper's GTX 980 (2014), at the paper's step count."))
     else:
         rows.append(vt.row("Table 3", "GPU fp32 total at 91,125 elements (s)", v["gpu_total_s_91125"]["value"], "not run", "not run",
@@ -614,7 +639,7 @@ def summary_rows(scaling, regimes, roundoff, calculix, pub):
     rows.append(vt.row("Table 4", "GPU fp64 / fp32 time at 45 per edge (paper: its best card, K20c)", best,
                        ratio45 if ratio45 else "not run", "reproduced" if ratio45 and abs(ratio45 / best - 1) < 0.2 else
                        "differs" if ratio45 else "not run",
-                       f"{fmt(ratio45)} on the H100 against about {best:.2f}; at the smaller, launch-bound meshes the ratio "
+                       f"{fmt(ratio45)} on the {gpu_name} against about {best:.2f}; at the smaller, launch-bound meshes the ratio "
                        "is near 1 (table above)." if ratio45 else "no GPU fp64 run at 45 per edge."))
     rg = valid_only(regimes)
     dmg = []
@@ -751,7 +776,7 @@ def build(results_dir, figures_dir):
     if meta.get("notes"):
         md += ["Notes:", ""] + [f"- {n}" for n in meta["notes"]] + [""]
     gpu_name = ((meta.get("machine") or {}).get("gpu") or {}).get("name", "no GPU")
-    md += [vt.section(summary_rows(scaling, regimes, roundoff, calculix, pub),
+    md += [vt.section(summary_rows(scaling, regimes, roundoff, calculix, pub, gpu_name),
                       f"paper: GTX 980 and five older cards, Abaqus on one Xeon E5-2630 core; ours: {gpu_name}, CalculiX "
                       "on one core of its host"), ""]
     text = portable_paths("\n".join(md))

@@ -393,6 +393,12 @@ def models_table(models, pub, summary=None):
     return table + "\n\n" + verdict
 
 
+def phase_cell(row, phase, t):
+    """A phase's median time (us) with its range over the timed steps where the run recorded it."""
+    lo, hi = val(row, phase + "_ms_min"), val(row, phase + "_ms_max")
+    return fmt(t * 1000 if t is not None else None) + (f" [{fmt(lo * 1000)}-{fmt(hi * 1000)}]" if t is not None and lo and hi else "")
+
+
 def phase_times_table(runs, pub, summary=None):
     if not runs.configs:
         return f"Per-phase times: {NOT_RUN} (no performance.csv)."
@@ -409,7 +415,7 @@ def phase_times_table(runs, pub, summary=None):
             else:
                 times = {k: val(p, k + "_ms") for k, _ in PHASES}
                 total = sum(t for t in times.values() if t is not None)
-                cells = [fmt(t * 1000 if t is not None else None) for t in times.values()] + [fmt(total * 1000)]
+                cells = [phase_cell(p, k, t) for k, t in times.items()] + [fmt(total * 1000)]
             if cfg[0] != "cuda":
                 graph = "no graph (CPU)"
             elif g is None:
@@ -434,7 +440,8 @@ def phase_times_table(runs, pub, summary=None):
             rows.append(head + cells + [graph, sps, share, largest])
     table = md_table(["series", "model", "N", "elements", "Rotation", "Matrix", "Update", "CG", "Integrate", "sum of phases",
                       "whole step, one graph: median [min-max]", "steps/s", "CG share", "largest phase"], rows)
-    note = ("Times in microseconds per step, each the median over the timed steps (phases: every phase enqueued and timed "
+    note = ("Times in microseconds per step, each the median over the timed steps with their [min-max] where the run "
+            "recorded it (phases: every phase enqueued and timed "
             "alone, CUDA events on the GPU, steady clock on the CPU). The GPU's whole step is also timed as one CUDA graph "
             "launch per step (median, with the fastest and slowest step); steps/s come from those graph runs where present, "
             "else from the phases runs (marked on the GPU). CG runs the fixed 18 iterations of Fig. 3.")

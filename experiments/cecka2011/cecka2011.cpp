@@ -210,6 +210,7 @@ struct StepStats {
   std::string reason;
   std::map<std::string, double> stage_ms;  // median per step
   double step_ms = 0;                      // median of the per-step sums
+  double step_ms_min = 0, step_ms_max = 0;  // their range over the timed steps
   double newton_mean = 0, cg_per_step = 0;
   int newton_min = 0, newton_median = 0, newton_max = 0;
   double spmv_ms = 0;
@@ -266,6 +267,8 @@ StepStats run_steps(const ExperimentContext& ctx, const std::string& label, cons
   }
   for (auto& [k, vals] : per_stage) st.stage_ms[k] = median(vals);
   st.step_ms = median(steps);
+  st.step_ms_min = *std::min_element(steps.begin(), steps.end());
+  st.step_ms_max = *std::max_element(steps.begin(), steps.end());
   st.newton_min = *std::min_element(newton.begin(), newton.end());
   st.newton_max = *std::max_element(newton.begin(), newton.end());
   st.newton_median = int(median(std::vector<double>(newton.begin(), newton.end())));
@@ -307,9 +310,12 @@ void stages(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohma
     configs.push_back({"all-gpu", "globalnz", "dhyb", Backend::Cuda, 1, "NR_GPU, AssemblyGlobalNZ, DHYB_Matrix, DCG_GPU"});
   }
   CsvTable t({"configuration", "paper_configuration", "precision", "nodes", "elements", "nonzeros", "stage", "ms_per_step",
-              "share", "step_ms", "newton_per_step", "cg_per_step", "speedup_vs_all_cpu", "validity"});
+              "share", "step_ms", "step_ms_min", "step_ms_max", "timed_steps", "newton_per_step", "cg_per_step",
+              "speedup_vs_all_cpu", "validity"});
   double cpu_step = 0;
-  const int warmup = 1, timed = 3;
+  // Stage times are medians over the timed steps, the step's min-max beside them (the all-CPU step
+  // takes about 2 s on the hand).
+  const int warmup = 1, timed = ctx.quick ? 3 : 5;
   for (const Config& c : configs) {
     const Scenario sc = stage_scenario(ctx, c.variant, c.format, false);
     const StepStats st = run_steps(ctx, "stages_" + c.name, sc, c.backend, Precision::Fp32, c.threads, warmup, timed);
@@ -322,7 +328,9 @@ void stages(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohma
     for (const auto& [stage, ms] : shown)
       t.add_row({c.name, c.paper, "fp32", std::to_string(st.nodes), std::to_string(st.elements), std::to_string(st.nnz),
                  stage == "cg" ? "cg (without spmv)" : stage, st.valid ? num(ms) : st.reason,
-                 st.valid ? num(ms / st.step_ms) : "", st.valid ? num(st.step_ms) : "", num(st.newton_mean),
+                 st.valid ? num(ms / st.step_ms) : "", st.valid ? num(st.step_ms) : "",
+                 st.valid ? num(st.step_ms_min) : "", st.valid ? num(st.step_ms_max) : "", std::to_string(timed),
+                 num(st.newton_mean),
                  num(st.cg_per_step), st.valid && cpu_step > 0 ? num(cpu_step / st.step_ms) : "",
                  st.valid ? "valid" : st.reason});
     if (c.name == "all-cpu" && st.valid)
@@ -397,7 +405,8 @@ void assembly(const ExperimentContext& ctx, bool gpu, const Ceilings& ceil, nloh
 }
 
 void realtime(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nlohmann::json& claims) {
-  CsvTable t({"strategy", "backend", "precision", "nodes", "elements", "step_ms", "steps_per_s", "newton_min",
+  CsvTable t({"strategy", "backend", "precision", "nodes", "elements", "step_ms", "step_ms_min", "step_ms_max",
+              "steps_per_s", "newton_min",
               "newton_median", "newton_mean", "newton_max", "cg_per_step", "validity"});
   std::vector<std::pair<std::string, Backend>> runs;
   if (gpu)
@@ -410,7 +419,8 @@ void realtime(const ExperimentContext& ctx, bool gpu, nlohmann::json& meta, nloh
     const StepStats st = run_steps(ctx, "realtime_" + name + "_" + to_string(b), sc, b, Precision::Fp32,
                                    b == Backend::Cpu ? ctx.max_threads : 1, 2, timed);
     t.add_row({name, to_string(b), "fp32", std::to_string(st.nodes), std::to_string(st.elements),
-               st.valid ? num(st.step_ms) : st.reason, st.valid ? num(1000.0 / st.step_ms) : "",
+               st.valid ? num(st.step_ms) : st.reason, st.valid ? num(st.step_ms_min) : "",
+               st.valid ? num(st.step_ms_max) : "", st.valid ? num(1000.0 / st.step_ms) : "",
                std::to_string(st.newton_min), std::to_string(st.newton_median), num(st.newton_mean), std::to_string(st.newton_max), num(st.cg_per_step),
                st.valid ? "valid" : st.reason});
     if (b == Backend::Cuda && name == "globalnz" && st.valid)

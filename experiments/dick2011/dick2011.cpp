@@ -239,7 +239,8 @@ void run_performance(const ExperimentContext& ctx, const std::vector<int>& sizes
 // (kernels launched one by one with events around each group instead of the graph).
 void run_kernel_table(const ExperimentContext& ctx, int size, bool gpu, const std::vector<nlohmann::json>& largest) {
   CsvTable t({"precision", "kernel", "flops_per_element", "bytes_per_element", "compulsory_bytes_per_element",
-              "launches_per_step", "gpu_ms_per_step", "gpu_time_share", "elements"});
+              "launches_per_step", "gpu_ms_per_step", "gpu_time_share", "elements", "gpu_ms_min", "gpu_ms_max",
+              "profiled_steps"});
   for (Precision p : {Precision::Fp32, Precision::Fp64}) {
     nlohmann::json details;
     for (const auto& s : largest)
@@ -276,16 +277,21 @@ void run_kernel_table(const ExperimentContext& ctx, int size, bool gpu, const st
     }
     for (const auto& k : details["kernels"]) {
       const std::string name = k["kernel"];
-      std::string ms = "", share = "";
+      std::string ms = "", share = "", lo = "", hi = "", steps = "";
       if (phases.contains(name)) {
-        const double m = phases[name]["mean_ms"].get<double>();
+        // Shares of the mean (they add up to the step); the range of one step's time beside it.
+        const auto& ph = phases[name];
+        const double m = ph["mean_ms"].get<double>();
         ms = CsvTable::num(m);
         share = CsvTable::num(total_ms > 0 ? m / total_ms : 0.0);
+        lo = CsvTable::num(ph["min_ms"].get<double>());
+        hi = CsvTable::num(ph["max_ms"].get<double>());
+        steps = std::to_string(ph["steps"].get<long>());
       }
       t.add_row({to_string(p), name, CsvTable::num(k["flops_per_element"].get<double>()),
                  CsvTable::num(k["bytes_per_element"].get<double>()),
                  CsvTable::num(k["compulsory_bytes"].get<double>() / ne), CsvTable::num(k["launches"].get<double>()), ms,
-                 share, CsvTable::num(ne)});
+                 share, CsvTable::num(ne), lo, hi, steps});
     }
   }
   t.write(ctx.out_dir / "kernels.csv");

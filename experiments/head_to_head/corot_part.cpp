@@ -54,6 +54,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <omp.h>
@@ -589,10 +590,13 @@ void run_corot_part(const ExperimentContext& ctx) {
 
     if (opt.throughput)
       for (const VariantSpec& v : selected_variants(opt)) {
+        // Configurations differ also in threads, which the unavailability does not depend on: one row each.
+        std::set<std::string> unavailable_noted;
         for (const Config& c : thr_configs) {
           const std::string why = variant_unavailable(v, c.backend, c.precision);
           if (!why.empty()) {
-            thr_skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
+            if (unavailable_noted.insert(to_string(c.backend) + "/" + to_string(c.precision)).second)
+              thr_skipped.add_row({s.name, v.method, v.variant, to_string(c.backend), to_string(c.precision), why});
             continue;
           }
           double last_ms = std::numeric_limits<double>::quiet_NaN();

@@ -370,7 +370,8 @@ void run_nonlinear_part(const ExperimentContext& ctx) {
       "that converge. Each target takes the valid setting of least wall time whose error meets it; refining stops "
       "at the first size meeting 0.1% or once a run took more than nl_search_run_s";
   meta["timing"] = "wall time of the solve alone (advance / solve_static; both return with the device synchronized), "
-                   "host clock, median of nl_repeats runs after one untimed run that also gives validity and error; "
+                   "host clock, median of " + std::to_string(opt.repeats) +
+                   " runs (option nl_repeats) after one untimed run that also gives validity and error; "
                    "set-up (mesh, pattern, upload) excluded and listed in nonlinear_search.csv";
   meta["end_state"] =
       "tled: the state at t = 5 s of the quasi-static loading (the paper's); nr-neohookean: static equilibrium under "

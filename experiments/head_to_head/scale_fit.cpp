@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "meshes/errors.h"
@@ -78,6 +79,20 @@ void check_seconds(const std::string& key, const std::string& v) {
 }
 }  // namespace
 
+std::vector<std::string> scale_method_list(const std::string& v) {
+  static const std::vector<std::string> known = {"hexmg", "tled", "bcsr-pcg", "nr-neohookean", "corot-cg"};
+  std::vector<std::string> out;
+  std::stringstream in(v);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (std::find(known.begin(), known.end(), item) == known.end())
+      throw InputError("head-to-head option scale_methods: unknown method '" + item +
+                       "' (one of hexmg, tled, bcsr-pcg, nr-neohookean, corot-cg)");
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  }
+  if (out.empty()) throw InputError("head-to-head option scale_methods='" + v + "' names no method");
+  return out;
+}
+
 std::vector<ExperimentOption> scale_part_options() {
   return {{"scale_memory_fraction", "scale part: share of the free device memory the largest model may take (default 0.8)",
            check_fraction},
@@ -87,6 +102,10 @@ std::vector<ExperimentOption> scale_part_options() {
            [](const std::string& v) { check_seconds("scale_setup_s", v); }},
           {"scale_steps", "scale part: timed steps at the largest size (default 5, after 1 warm-up step)",
            [](const std::string& v) { check_seconds("scale_steps", v); }},
+          {"scale_methods",
+           "scale part: methods to run, comma-separated (default all five: hexmg, tled, bcsr-pcg, nr-neohookean, "
+           "corot-cg), e.g. one per GPU of a several-GPU machine, each in its own process",
+           [](const std::string& v) { scale_method_list(v); }},
           {"scale_run_s",
            "scale part: seconds of timed steps per method at the largest size (default 10): the size is also bounded "
            "by a step of at most scale_run_s / scale_steps (extrapolated), and fewer than scale_steps steps are timed "

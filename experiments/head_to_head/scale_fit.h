@@ -41,6 +41,10 @@ ScalePlan plan_scale(const std::vector<ScaleSample>& samples, double free_bytes,
 // cells, `cells_per_cube` elements per grid cell (1 hexahedra, 6 tetrahedra); m >= 1.
 std::vector<int> beam_divisions(double elements, int cells_per_cube);
 
+// The methods named by the option scale_methods (comma-separated, in that order, each once);
+// InputError naming an unknown one.
+std::vector<std::string> scale_method_list(const std::string& value);
+
 // The scale part's options (`reproduce head-to-head --option KEY=VALUE`), for the experiment's
 // registration (head_to_head.cpp).
 std::vector<ExperimentOption> scale_part_options();

@@ -145,7 +145,16 @@ void run_scale_part(const ExperimentContext& ctx) {
   write_json_atomic(ctx.out_dir / "scale_meta.json", meta);  // again at the end, with the notes
   // A first build starts the CUDA context and the allocator, outside every measurement.
   { Built warm = build(kMethods[1], {20, 2, 2}, opt); }
-  for (const ScaleMethod& m : kMethods) {
+  std::vector<ScaleMethod> chosen = kMethods;
+  if (const std::string* v = ctx.option("scale_methods")) {
+    const std::vector<std::string> names = scale_method_list(*v);
+    chosen.clear();
+    for (const std::string& n : names)
+      for (const ScaleMethod& m : kMethods)
+        if (m.name == n) chosen.push_back(m);
+    meta["options"]["scale_methods"] = names;
+  }
+  for (const ScaleMethod& m : chosen) {
     const int per_cube = m.hexahedra ? 1 : 6;
     const std::string variant = gpu_variant(m.name);
     std::vector<ScaleSample> fit_samples;

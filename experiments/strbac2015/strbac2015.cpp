@@ -176,7 +176,8 @@ const std::vector<std::string> kRunColumns = {
     "backend", "precision", "threads", "texture", "damage", "per_edge", "elements", "nodes", "dt", "steps_total",
     "steps_timed", "extrapolated", "validity", "ms_per_step", "total_s", "corner_ux", "corner_uy", "corner_uz",
     "corner_rel_error", "element_us", "node_us", "element_registers", "element_gbps", "stream_triad_gbps",
-    "bytes_per_step", "bytes_convention", "effective_gbps", "fraction_of_triad", "flops_per_step"};
+    "bytes_per_step", "bytes_convention", "effective_gbps", "fraction_of_triad", "flops_per_step", "element_us_min",
+    "element_us_max", "node_us_min", "node_us_max"};
 
 std::vector<std::string> run_row(const Config& c, const RunResult& r, const Scenario& sc, const Ceilings& ceilings) {
   const auto& s = r.summary;
@@ -206,7 +207,8 @@ std::vector<std::string> run_row(const Config& c, const RunResult& r, const Scen
       pf("element_registers"), pf("element_effective_gbps"), triad > 0 ? num(triad) : "", bytes > 0 ? num(bytes) : "",
       convention, gbps > 0 ? num(gbps) : "",
       gbps > 0 && triad > 0 && convention == "compulsory" ? num(gbps / triad) : "",
-      perf["flops_per_step"].is_null() ? "" : num(perf["flops_per_step"].get<double>())};
+      perf["flops_per_step"].is_null() ? "" : num(perf["flops_per_step"].get<double>()), pf("element_us_min"),
+      pf("element_us_max"), pf("node_us_min"), pf("node_us_max")};
   row.insert(row.end(), figures.begin(), figures.end());
   return row;
 }

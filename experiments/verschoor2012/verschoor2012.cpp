@@ -130,7 +130,9 @@ const std::vector<std::string> kPerfColumns = {
     "steps_timed", "rotation_ms", "matrix_ms", "update_ms", "cg_ms", "integrate_ms", "step_ms", "step_ms_min",
     "step_ms_max", "steps_per_s", "spmv_ms", "cg_iterations", "rotation_gflops", "matrix_gflops", "update_gflops",
     "cg_gflops", "spmv_gflops", "total_gflops", "update_gbps", "spmv_gbps", "step_gbps", "stream_triad_gbps",
-    "update_of_triad", "spmv_of_triad", "step_of_triad", "bytes_convention"};
+    "update_of_triad", "spmv_of_triad", "step_of_triad", "bytes_convention", "rotation_ms_min", "rotation_ms_max",
+    "matrix_ms_min", "matrix_ms_max", "update_ms_min", "update_ms_max", "cg_ms_min", "cg_ms_max", "integrate_ms_min",
+    "integrate_ms_max"};
 
 // Runs one configuration and appends its row. Every configuration starts from rest and times the
 // same steps (warm-up, then `timed`), so CPU and GPU rows describe the same work.
@@ -212,6 +214,10 @@ void run_config(const ExperimentContext& ctx, const Model& m, int N, const Confi
   row.push_back(triad > 0 ? num(triad) : "");
   for (double g : {update_gbps, spmv_gbps, step_gbps}) row.push_back(g > 0 && triad > 0 ? num(g / triad) : "");
   row.push_back("compulsory");
+  // Each phase's range over the timed steps, beside its median (columns rotation_ms ... above).
+  for (const char* p : kPhases)
+    for (const char* k : {"min_ms", "max_ms"})
+      row.push_back(phases.contains(p) ? num(phases[p][k].get<double>()) : "");
   table.add_row(row);
   spmv_profile[label(m.name, N, c)] = spmv_ms;
 }

@@ -405,6 +405,10 @@ class TledCuda final : public TledSimulationBase {
       const double me = median(te), mn = median(tn), mb = median(tb);
       j["element_us"] = me;
       j["node_us"] = mn;
+      j["element_us_min"] = *std::min_element(te.begin(), te.end());
+      j["element_us_max"] = *std::max_element(te.begin(), te.end());
+      j["node_us_min"] = *std::min_element(tn.begin(), tn.end());
+      j["node_us_max"] = *std::max_element(tn.begin(), tn.end());
       j["boundary_us"] = mb;
       j["kernels_sum_us"] = me + mn + mb;
       j["element_bytes_model"] = elem_bytes;

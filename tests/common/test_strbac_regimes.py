@@ -49,8 +49,8 @@ sc = pd.DataFrame([scaling_row("cuda", "fp32", 10, 1.0, 0.99, 1.01), scaling_row
                    scaling_row("cuda", "fp32", 20, 1.0, 0.9, 1.1), scaling_row("cuda", "fp64", 20, 1.05, 1.0, 1.2)])
 pub = {"values": {"fp64_throughput_fraction_best": {"value": 0.5, "cite": "Table 4"}}}
 t4 = s.table4(sc, pub)
-assert "| cuda | 10 | 1.00 | 1.50 | 1.50 |" in t4, t4
-assert "| cuda | 20 | 1.00 | 1.05 | 1.05 (not significant: ranges overlap) |" in t4, t4
+assert "| cuda | 10 | 1.00 (0.99-1.01) | 1.50 (1.49-1.52) | 1.50 |" in t4, t4
+assert "| cuda | 20 | 1.00 (0.9-1.10) | 1.05 (1.00-1.20) | not significant (1.1; ranges overlap) |" in t4, t4
 
 # source_folder: experiments/results/<device>/strbac2015 folders side by side.
 root = tempfile.mkdtemp()

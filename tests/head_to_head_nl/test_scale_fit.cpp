@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "experiments/head_to_head/scale_fit.h"
+#include "meshes/errors.h"
 
 namespace eb::head_to_head {
 namespace {
@@ -58,6 +59,17 @@ TEST(ScaleFit, BeamDivisionsStayWithinTheCount) {
   const std::vector<int> tet = beam_divisions(6.0e7, 6);
   EXPECT_EQ(tet, (std::vector<int>{1000, 100, 100}));
   EXPECT_EQ(beam_divisions(0, 6), (std::vector<int>{10, 1, 1}));
+}
+
+TEST(ScaleFit, MethodListKeepsOrderAndRefusesUnknownNames) {
+  EXPECT_EQ(scale_method_list("tled,hexmg,tled"), (std::vector<std::string>{"tled", "hexmg"}));
+  try {
+    scale_method_list("hexmg,tledd");
+    FAIL() << "an unknown method was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'tledd'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(scale_method_list(""), InputError);
 }
 
 }  // namespace

@@ -292,9 +292,14 @@ void guarded(benchmark::State& state, Body&& body) {
   }
 }
 
+// Every benchmark reports its repetitions' min and max beside Google Benchmark's median, mean,
+// stddev and cv: the report gives each time with its range (--benchmark_report_aggregates_only
+// keeps these aggregates).
 template <class Body>
 benchmark::internal::Benchmark* add(const std::string& name, Body body) {
-  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { guarded(s, [&] { body(s); }); });
+  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { guarded(s, [&] { body(s); }); })
+      ->ComputeStatistics("min", [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); })
+      ->ComputeStatistics("max", [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); });
 }
 
 // The display reporter (console, as the flags choose), which also keeps a complete JSON file of

@@ -66,21 +66,45 @@ with tempfile.TemporaryDirectory() as d:
     check(row is not None, "no BCSR row for box10 fp64:\n" + md)
     if row:
         cells = [c.strip() for c in row.strip("|").split("|")]
-        check(cells[3] == "100.0 us (1.0%)", f"BCSR time and cv: {cells[3]}")
+        check(cells[3] == "100.0 us (cv 1.0%)", f"BCSR time and cv: {cells[3]}")
         check(cells[4] == "0.900", f"of triad: {cells[4]}")
-        check(cells[6] == "1.60x", f"speed-up over cuSPARSE CSR: {cells[6]}")
-        check(cells[7] == "250.0 us" and cells[8] == "2.50x", f"cuSPARSE BSR in ms converted: {cells[7:9]}")
-        check(cells[9] == "100.0 us" and cells[10] == "1.25x", f"PCG per iteration and ratio: {cells[9:11]}")
-        check(cells[11] == "80.0 us" and cells[12] == "1.11x", f"single-reduction PCG and ratio: {cells[11:13]}")
-        check(cells[13] == "70.0 us" and cells[14] == "1.05x", f"marginal iteration and ratio: {cells[13:15]}")
-        check(cells[15] == "50.0 us" and cells[16] == "0.80x", f"L2-resident marginal iteration: {cells[15:17]}")
-    fmt_row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 100.0 us (0.90)")), "")
+        # Files without min-max (before bench_sparse recorded them) say so beside every time and ratio.
+        nr = "(no spread recorded)"
+        check(cells[6] == "1.60x (spread not recorded)", f"speed-up over cuSPARSE CSR: {cells[6]}")
+        check(cells[7] == f"250.0 us {nr}" and cells[8] == "2.50x (spread not recorded)",
+              f"cuSPARSE BSR in ms converted: {cells[7:9]}")
+        check(cells[9] == f"100.0 us {nr}" and cells[10] == "1.25x", f"PCG per iteration and ratio: {cells[9:11]}")
+        check(cells[11] == f"80.0 us {nr}" and cells[12] == "1.11x", f"single-reduction PCG and ratio: {cells[11:13]}")
+        check(cells[13] == f"70.0 us {nr}" and cells[14] == "1.05x", f"marginal iteration and ratio: {cells[13:15]}")
+        check(cells[15] == f"50.0 us {nr}" and cells[16] == "0.80x", f"L2-resident marginal iteration: {cells[15:17]}")
+    fmt_row = next((line for line in md.splitlines()
+                    if line.startswith("| box10 | fp64 | 100.0 us (cv 1.0%), 0.90 of triad")), "")
     check("not run" in fmt_row, "the cut-off CSR benchmark is shown as not run: " + fmt_row)
-    check("| box10 | fp64 | not run | not run | 2.00 ms |" in md, "Eigen row from the second file")
+    check("| box10 | fp64 | not run | not run | 2.00 ms (no spread recorded) |" in md, "Eigen row from the second file")
     check(os.path.exists(os.path.join(d, "figs", "linalg.md")), "linalg.md written")
-    # The warps table: the fixed-warp rows, the fastest in bold, missing ones not run.
-    check("| box10 | fp64 | 0.2 | 150.0 us (0.60) | not run | **90.0 us (1.00)** | not run | not run |" in md,
-          "warps-per-slice row:\n" + md)
+    # The warps table: the fixed-warp rows, missing ones not run, no bold without spreads.
+    check("| box10 | fp64 | 0.2 | 150.0 us (no spread recorded), 0.60 of triad | not run | "
+          "90.0 us (no spread recorded), 1.00 of triad | not run | not run |" in md, "warps-per-slice row:\n" + md)
+
+    # With the repetitions' min and max: ranges beside the medians, a speed-up inside both ranges is
+    # not significant, and the fastest warp count is bold only where its range is clear of the others.
+    spread = os.path.join(d, "spread")
+    os.makedirs(spread)
+
+    def timing(name, med, lo, hi, **counters):
+        return [entry(name, "median", med, **counters), entry(name, "min", lo), entry(name, "max", hi)]
+    with open(os.path.join(spread, "bench_sparse_s.json"), "w") as f:
+        f.write(file_text(timing("spmv/cuda/bcsr/fp64/box10", 100.0, 98.0, 103.0, DOFs=3000, of_triad=0.9)
+                          + timing("cusparse_csr/fp64/box10", 160.0, 150.0, 170.0)
+                          + timing("cusparse_bsr/fp64/box10", 104.0, 101.0, 110.0)
+                          + timing("spmv/cuda/bcsr_w1/fp64/box10", 150.0, 140.0, 160.0, DOFs=3000, of_triad=0.6)
+                          + timing("spmv/cuda/bcsr_w4/fp64/box10", 90.0, 88.0, 92.0, DOFs=3000, of_triad=1.0)))
+    md = linalg.build(spread, os.path.join(d, "figs3"))
+    row = next((line for line in md.splitlines() if line.startswith("| box10 | fp64 | 3,000 |")), "")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    check(cells[3:9] == ["100.0 us (98.0 us-103.0 us)", "0.900", "160.0 us (150.0 us-170.0 us)", "1.60x",
+                         "104.0 us (101.0 us-110.0 us)", "not significant (1.0x; ranges overlap)"], f"with spreads: {cells}")
+    check("| **90.0 us (88.0 us-92.0 us), 1.00 of triad** |" in md, "the clear fastest warp count in bold:\n" + md)
 
     empty = os.path.join(d, "empty")
     os.makedirs(empty)

@@ -141,7 +141,14 @@ check(len(valid) == len(perf), "the real quick run has invalid rows: " + "; ".jo
 if rows["phases"]:
     check(len(rows["phases"]) == len(perf), f"phase table: {len(rows['phases'])} rows for {len(perf)} performance rows")
     for r in rows["phases"]:
-        check(all(is_number(c) for c in r[3:10]), f"phase table row without numbers: {r}")
+        check(all(is_number(c) for c in r[3:10:6]), f"phase table row without numbers: {r}")
+        # Each phase: its median with the timed steps' [min-max], min <= median <= max.
+        for c in r[4:9]:
+            m = re.fullmatch(r"([0-9.,e+-]+) \[([0-9.,e+-]+)-([0-9.,e+-]+)\]", c)
+            check(m is not None and all(is_number(x) for x in m.groups()), f"phase cell without its range: {c!r} in {r}")
+            if m:
+                lo, med, hi = (float(x.replace(",", "")) for x in (m.group(2), m.group(1), m.group(3)))
+                check(lo <= med <= hi, f"phase cell's median outside its range: {c!r}")
         check(r[10] == "no graph (CPU)", f"CPU row with a graph cell: {r}")
 if rows["update"]:
     for r in rows["update"]:
