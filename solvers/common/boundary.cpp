@@ -34,19 +34,35 @@ std::string describe(const NodeSelector& s) {
 template <size_t N, size_t F, size_t K>
 std::vector<std::vector<int32_t>> faces_of(const std::vector<std::array<int32_t, N>>& elems,
                                            const int (&table)[F][K]) {
-  std::map<std::array<int32_t, K>, std::pair<int, std::vector<int32_t>>> count;
-  for (const auto& e : elems)
+  // Every element face keyed by its sorted nodes; a key that occurs once is a boundary face. A
+  // sorted flat array instead of a tree of keys: a tenth of the memory and several times faster
+  // on multi-million-element meshes, and the same order (ascending keys) as before.
+  struct Entry {
+    std::array<int32_t, K> key;
+    int64_t at;  // element * F + face
+  };
+  std::vector<Entry> all(elems.size() * F);
+  for (size_t e = 0; e < elems.size(); ++e)
     for (size_t f = 0; f < F; ++f) {
-      std::vector<int32_t> face(K);
-      std::array<int32_t, K> key{};
-      for (size_t k = 0; k < K; ++k) key[k] = face[k] = e[table[f][k]];
-      std::sort(key.begin(), key.end());
-      auto& slot = count[key];
-      if (slot.first++ == 0) slot.second = std::move(face);
+      Entry& x = all[e * F + f];
+      for (size_t k = 0; k < K; ++k) x.key[k] = elems[e][table[f][k]];
+      std::sort(x.key.begin(), x.key.end());
+      x.at = int64_t(e * F + f);
     }
+  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
   std::vector<std::vector<int32_t>> out;
-  for (auto& [key, slot] : count)
-    if (slot.first == 1) out.push_back(std::move(slot.second));
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i + 1;
+    while (j < all.size() && all[j].key == all[i].key) ++j;
+    if (j - i == 1) {
+      const auto& e = elems[size_t(all[i].at) / F];
+      const auto& row = table[size_t(all[i].at) % F];
+      std::vector<int32_t> face(K);
+      for (size_t k = 0; k < K; ++k) face[k] = e[row[k]];
+      out.push_back(std::move(face));
+    }
+    i = j;
+  }
   return out;
 }
 
@@ -181,6 +197,14 @@ ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<me
     for (const auto& [n, f] : lumped) rb.forces.push_back({n, f, curve});
   }
   return rb;
+}
+
+ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<mesh::Vec3>& nodes, const mesh::TetMesh& m) {
+  return resolve_boundary(spec, nodes, spec.surface_forces.empty() ? std::vector<std::vector<int32_t>>{} : boundary_faces(m));
+}
+
+ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<mesh::Vec3>& nodes, const mesh::HexMesh& m) {
+  return resolve_boundary(spec, nodes, spec.surface_forces.empty() ? std::vector<std::vector<int32_t>>{} : boundary_faces(m));
 }
 
 std::vector<std::vector<int32_t>> boundary_faces(const mesh::TetMesh& m) {

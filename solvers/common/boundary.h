@@ -44,6 +44,11 @@ std::vector<int32_t> select_nodes(const NodeSelector& sel, const std::vector<mes
 ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<mesh::Vec3>& nodes,
                                   const std::vector<std::vector<int32_t>>& boundary_faces);
 
+// The same with the volume mesh, whose boundary faces are found only where surface forces need
+// them (on multi-million-element meshes finding them is a noticeable part of the set-up).
+ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<mesh::Vec3>& nodes, const mesh::TetMesh& m);
+ResolvedBoundary resolve_boundary(const BoundarySpec& spec, const std::vector<mesh::Vec3>& nodes, const mesh::HexMesh& m);
+
 // Boundary faces (each listed once, outward orientation) of tetrahedral and hexahedral meshes.
 std::vector<std::vector<int32_t>> boundary_faces(const mesh::TetMesh& m);
 std::vector<std::vector<int32_t>> boundary_faces(const mesh::HexMesh& m);

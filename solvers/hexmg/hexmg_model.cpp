@@ -394,7 +394,7 @@ Model build_model(const Scenario& sc, const RunOptions& opts) {
     for (int k = 0; k < 8; ++k) m.mass[m.ev[e][k]] += m.density[e] * vol / 8.0;
 
   // Boundary, resolved on the real vertices like every method.
-  const ResolvedBoundary rb = resolve_boundary(sc.boundary, m.nodes, boundary_faces(out));
+  const ResolvedBoundary rb = resolve_boundary(sc.boundary, m.nodes, out);
   m.gravity = rb.gravity;
   m.curves = rb.curves;
   m.ncurves = int(rb.curves.size());

@@ -137,7 +137,7 @@ TetModel build_tet_model(const Scenario& sc, const RunOptions& run, const TetMod
 
   set_reference_geometry(m, o.method);
 
-  const ResolvedBoundary rb = resolve_boundary(sc.boundary, m.nodes, boundary_faces(tm));
+  const ResolvedBoundary rb = resolve_boundary(sc.boundary, m.nodes, tm);
   m.constrained = rb.constrained;
   m.fixed_any.resize(m.constrained.size());
   for (size_t n = 0; n < m.constrained.size(); ++n) m.fixed_any[n] = m.constrained[n] ? 1 : 0;

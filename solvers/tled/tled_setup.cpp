@@ -187,7 +187,7 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
     std::sort(s.slot_index.begin() + s.slot_offset[n], s.slot_index.begin() + s.slot_offset[n + 1]);
 
   // Boundary conditions (shared resolution: every method constrains the same nodes).
-  const ResolvedBoundary rb = resolve_boundary(sc.boundary, s.nodes, boundary_faces(hex));
+  const ResolvedBoundary rb = resolve_boundary(sc.boundary, s.nodes, hex);
   s.constrained = rb.constrained;
   s.fixed_any.resize(s.num_nodes);
   for (int64_t n = 0; n < s.num_nodes; ++n) s.fixed_any[n] = s.constrained[n] ? 1 : 0;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "meshes/box.h"
@@ -88,4 +90,68 @@ TEST(Boundary, SelectorsAndErrors) {
   }
   const int32_t near = eb::nearest_node(mesh.nodes, {0.9, 1.2, -0.1});
   EXPECT_EQ(mesh.nodes[near], (eb::Vec3{1.0, 1.0, 0.0}));
+}
+
+namespace {
+// The oracle: each element face counted in a map keyed by its sorted nodes, in key order, the face
+// as its element lists it (the definition boundary_faces implements with a sorted array).
+template <size_t N, size_t F, size_t K>
+std::vector<std::vector<int32_t>> faces_by_map(const std::vector<std::array<int32_t, N>>& elems, const int (&table)[F][K]) {
+  std::map<std::array<int32_t, K>, std::pair<int, std::vector<int32_t>>> count;
+  for (const auto& e : elems)
+    for (size_t f = 0; f < F; ++f) {
+      std::vector<int32_t> face(K);
+      std::array<int32_t, K> key{};
+      for (size_t k = 0; k < K; ++k) key[k] = face[k] = e[table[f][k]];
+      std::sort(key.begin(), key.end());
+      auto& slot = count[key];
+      if (slot.first++ == 0) slot.second = face;
+    }
+  std::vector<std::vector<int32_t>> out;
+  for (auto& [key, slot] : count)
+    if (slot.first == 1) out.push_back(slot.second);
+  return out;
+}
+}  // namespace
+
+TEST(Boundary, BoundaryFacesMatchTheCountingDefinitionInOrderAndOrientation) {
+  static constexpr int kTet[4][3] = {{0, 2, 1}, {0, 1, 3}, {1, 2, 3}, {0, 3, 2}};
+  static constexpr int kHex[6][4] = {{0, 3, 2, 1}, {4, 5, 6, 7}, {0, 1, 5, 4}, {1, 2, 6, 5}, {2, 3, 7, 6}, {3, 0, 4, 7}};
+  auto hex = eb::mesh::make_box_hex(kOrigin, {3, 2, 4}, {5, 3, 4});
+  // Elements in a scrambled order: the result may not depend on it beyond the documented key order.
+  std::reverse(hex.elems.begin(), hex.elems.end());
+  EXPECT_EQ(eb::boundary_faces(hex), faces_by_map(hex.elems, kHex));
+  for (int per : {5, 6}) {
+    auto tet = eb::mesh::make_box_tet(kOrigin, {3, 2, 4}, {4, 3, 5}, per);
+    std::rotate(tet.elems.begin(), tet.elems.begin() + long(tet.elems.size() / 3), tet.elems.end());
+    EXPECT_EQ(eb::boundary_faces(tet), faces_by_map(tet.elems, kTet)) << per;
+  }
+}
+
+TEST(Boundary, MeshOverloadFindsFacesOnlyForSurfaceForces) {
+  const auto mesh = eb::mesh::make_box_tet(kOrigin, {2.0, 1.0, 0.5}, {4, 3, 2}, 6);
+  eb::BoundarySpec spec;
+  eb::SurfaceForce sf;
+  sf.where.kind = "plane";
+  sf.where.point = {2.0, 0, 0};
+  sf.where.normal = {1, 0, 0};
+  sf.traction = {0, 0, -3.0};
+  spec.surface_forces.push_back(sf);
+  const auto a = eb::resolve_boundary(spec, mesh.nodes, mesh);
+  const auto b = eb::resolve_boundary(spec, mesh.nodes, eb::boundary_faces(mesh));
+  ASSERT_EQ(a.forces.size(), b.forces.size());
+  for (size_t i = 0; i < a.forces.size(); ++i) {
+    EXPECT_EQ(a.forces[i].node, b.forces[i].node);
+    EXPECT_EQ(a.forces[i].force, b.forces[i].force);
+  }
+  // Without surface forces no face is needed; a fixed end still resolves.
+  eb::BoundarySpec fixed;
+  eb::FixedBC fs;
+  fs.where.kind = "plane";
+  fs.where.point = {0, 0, 0};
+  fs.where.normal = {1, 0, 0};
+  fs.components = "xyz";
+  fixed.fixed.push_back(fs);
+  EXPECT_EQ(eb::resolve_boundary(fixed, mesh.nodes, mesh).constrained,
+            eb::resolve_boundary(fixed, mesh.nodes, eb::boundary_faces(mesh)).constrained);
 }
