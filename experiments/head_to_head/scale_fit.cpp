@@ -79,6 +79,13 @@ void check_seconds(const std::string& key, const std::string& v) {
 }
 }  // namespace
 
+void cap_scale(ScalePlan& plan, double max_elements, const std::string& why) {
+  if (max_elements > 0 && plan.elements > max_elements) {
+    plan.elements = max_elements;
+    plan.limited_by = why;
+  }
+}
+
 std::vector<std::string> scale_method_list(const std::string& v) {
   static const std::vector<std::string> known = {"hexmg", "tled", "bcsr-pcg", "nr-neohookean", "corot-cg"};
   std::vector<std::string> out;

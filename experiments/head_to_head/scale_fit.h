@@ -36,6 +36,9 @@ struct ScalePlan {
 // when no limit bounds the size.
 ScalePlan plan_scale(const std::vector<ScaleSample>& samples, double free_bytes, double fraction,
                      double setup_limit_s, double step_limit_s);
+// A method's own limit on the element count (0: none), e.g. 32-bit indices: where it is below the
+// plan's, the plan takes it and names `why` as its bound.
+void cap_scale(ScalePlan& plan, double max_elements, const std::string& why);
 
 // Box divisions {10 m, m, m} (the cantilever's 10:1:1 proportions) with at most `elements`
 // cells, `cells_per_cube` elements per grid cell (1 hexahedra, 6 tetrahedra); m >= 1.

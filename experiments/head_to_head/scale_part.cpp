@@ -30,6 +30,7 @@
 #include "solvers/common/registry.h"
 #include "solvers/common/results.h"
 #include "solvers/common/validity.h"
+#include "solvers/linalg/element_gather.h"
 
 namespace eb::head_to_head {
 namespace {
@@ -41,9 +42,15 @@ std::string num(double v) { return CsvTable::num(v); }
 struct ScaleMethod {
   std::string name;
   bool hexahedra;
+  double max_elements = 0;  // the method's own index limit (0: none)
+  std::string limit = "";   // what sets it
 };
 const std::vector<ScaleMethod> kMethods = {
-    {"hexmg", true}, {"tled", true}, {"bcsr-pcg", false}, {"nr-neohookean", false}, {"corot-cg", false}};
+    {"hexmg", true},
+    {"tled", true},
+    {"bcsr-pcg", false, double(linalg::sliced_gather_max_elements(4)), "32-bit gather offsets"},
+    {"nr-neohookean", false},
+    {"corot-cg", false}};
 
 // The variant a method runs on the GPU, as the corot part's table has it (nr-neohookean: SharedNZ,
 // not the registry's first, CPU-assembled variant), else the registry's first.
@@ -174,6 +181,7 @@ void run_scale_part(const ExperimentContext& ctx) {
       sample(16);
       double free_b = free_device_bytes();
       ScalePlan plan = plan_scale(fit_samples, free_b, fraction, setup_limit, run_limit / max_steps);
+      cap_scale(plan, m.max_elements, m.limit);
       // Set-up time grows faster than linearly over two decades (sorting, reordering), so a
       // plan far beyond the samples is checked at half its edge (1/8 of its elements) and
       // redone from the two largest samples.
@@ -182,6 +190,7 @@ void run_scale_part(const ExperimentContext& ctx) {
         sample(planned_m / 2);
         free_b = free_device_bytes();
         plan = plan_scale({fit_samples[1], fit_samples[2]}, free_b, fraction, setup_limit, run_limit / max_steps);
+        cap_scale(plan, m.max_elements, m.limit);
       }
       const std::vector<int> div = beam_divisions(plan.elements, per_cube);
       const double elements_planned = double(div[0]) * div[1] * div[2] * per_cube;

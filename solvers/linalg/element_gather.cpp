@@ -186,18 +186,22 @@ double SlicedGatherIndex::index_bytes() const {
          double(sub_ptr.size()) * sizeof(Offset);
 }
 
+int64_t sliced_gather_max_elements(int nodes_per_element) {
+  // The largest offset is block_major_offset(E, E - 1, nb - 1, 8) = L^2 E - 1, L = 3 x nodes.
+  const int64_t L = 3 * int64_t(nodes_per_element);
+  return int64_t(std::numeric_limits<int32_t>::max()) / (L * L);
+}
+
 template <class T>
 SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& p, const SlicedBcsr<T>& s) {
   constexpr int C = SlicedBcsr<T>::kSliceRows;
   const int npe = p.nodes_per_element, L = 3 * npe;
   const int64_t nb = int64_t(npe) * npe;
   if (s.block_rows != p.nodes) throw std::logic_error("sliced gather: layout and plan differ in size");
-  // The largest offset is block_major_offset(E, E - 1, nb - 1, 8) = L^2 E - 1.
-  if (int64_t(L) * L * p.elements > int64_t(std::numeric_limits<int32_t>::max()))
+  if (p.elements > sliced_gather_max_elements(npe))
     throw InputError("element gather: " + std::to_string(p.elements) + " elements of " + std::to_string(L * L) +
                      " local values exceed the 32-bit offsets of the device gather into the block-major local "
-                     "matrices (at most " + std::to_string(std::numeric_limits<int32_t>::max() / (L * L)) +
-                     " elements)");
+                     "matrices (at most " + std::to_string(sliced_gather_max_elements(npe)) + " elements)");
   SlicedGatherIndex g;
   const Offset steps = s.steps();
   // The plan's block at each (step, lane), found by column: the layout may order a row's blocks

@@ -128,6 +128,10 @@ EB_HD int64_t block_major_offset(int64_t elements, int64_t e, int ab, int c) {
 template <class T>
 SlicedGatherIndex make_sliced_gather_index(const BlockGatherPlan& plan, const SlicedBcsr<T>& layout);
 
+// The most elements of nodes_per_element nodes the sliced gather indexes: its offsets into the
+// block-major local matrices are 32-bit (make_sliced_gather_index refuses more, naming this).
+int64_t sliced_gather_max_elements(int nodes_per_element);
+
 // The sliced layout (zero values) of the plan's pattern with each row's blocks reordered for the
 // gather: the diagonal block first, then by decreasing number of contributions. A step of a slice
 // then holds blocks with similar list lengths (all diagonals, with ~24 contributions each in a

@@ -10,7 +10,19 @@
 
 namespace {
 const eb::Vec3 kOrigin{0, 0, 0};
+
+// A downward traction of 3 on the x = 2 end of the 2 x 1 x 0.5 box.
+eb::BoundarySpec traction_on_end() {
+  eb::BoundarySpec spec;
+  eb::SurfaceForce sf;
+  sf.where.kind = "plane";
+  sf.where.point = {2.0, 0, 0};
+  sf.where.normal = {1, 0, 0};
+  sf.traction = {0, 0, -3.0};
+  spec.surface_forces.push_back(sf);
+  return spec;
 }
+}  // namespace
 
 TEST(Boundary, CubeCompressionConstraints) {
   const int n = 4;
@@ -40,13 +52,7 @@ TEST(Boundary, CubeCompressionConstraints) {
 
 TEST(Boundary, SurfaceTractionIntegratesToTractionTimesArea) {
   const auto mesh = eb::mesh::make_box_tet(kOrigin, {2.0, 1.0, 0.5}, {4, 3, 2}, 6);
-  eb::BoundarySpec spec;
-  eb::SurfaceForce sf;
-  sf.where.kind = "plane";
-  sf.where.point = {2.0, 0, 0};
-  sf.where.normal = {1, 0, 0};
-  sf.traction = {0, 0, -3.0};
-  spec.surface_forces.push_back(sf);
+  const eb::BoundarySpec spec = traction_on_end();
   const auto rb = eb::resolve_boundary(spec, mesh.nodes, eb::boundary_faces(mesh));
   double fz = 0.0;
   for (const auto& f : rb.forces) {
@@ -130,13 +136,7 @@ TEST(Boundary, BoundaryFacesMatchTheCountingDefinitionInOrderAndOrientation) {
 
 TEST(Boundary, MeshOverloadFindsFacesOnlyForSurfaceForces) {
   const auto mesh = eb::mesh::make_box_tet(kOrigin, {2.0, 1.0, 0.5}, {4, 3, 2}, 6);
-  eb::BoundarySpec spec;
-  eb::SurfaceForce sf;
-  sf.where.kind = "plane";
-  sf.where.point = {2.0, 0, 0};
-  sf.where.normal = {1, 0, 0};
-  sf.traction = {0, 0, -3.0};
-  spec.surface_forces.push_back(sf);
+  const eb::BoundarySpec spec = traction_on_end();
   const auto a = eb::resolve_boundary(spec, mesh.nodes, mesh);
   const auto b = eb::resolve_boundary(spec, mesh.nodes, eb::boundary_faces(mesh));
   ASSERT_EQ(a.forces.size(), b.forces.size());

@@ -61,6 +61,19 @@ TEST(ScaleFit, BeamDivisionsStayWithinTheCount) {
   EXPECT_EQ(beam_divisions(0, 6), (std::vector<int>{10, 1, 1}));
 }
 
+TEST(ScaleFit, AMethodsIndexLimitCapsThePlan) {
+  ScalePlan p = plan_scale(table(), 80e9, 0.8, 45.0, 4.0);
+  const double planned = p.elements;
+  const std::string bound = p.limited_by;
+  cap_scale(p, 0, "none");  // no limit
+  EXPECT_EQ(p.elements, planned);
+  cap_scale(p, planned * 2, "far");  // a limit above the plan changes nothing
+  EXPECT_EQ(p.limited_by, bound);
+  cap_scale(p, planned / 3, "32-bit gather offsets");
+  EXPECT_EQ(p.elements, planned / 3);
+  EXPECT_EQ(p.limited_by, "32-bit gather offsets");
+}
+
 TEST(ScaleFit, MethodListKeepsOrderAndRefusesUnknownNames) {
   EXPECT_EQ(scale_method_list("tled,hexmg,tled"), (std::vector<std::string>{"tled", "hexmg"}));
   try {

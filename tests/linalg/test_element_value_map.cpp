@@ -5,6 +5,7 @@
 
 #include "meshes/box.h"
 #include "meshes/errors.h"
+#include "solvers/linalg/element_gather.h"
 #include "solvers/linalg/element_value_map.h"
 #include "solvers/linalg/linear_operator.h"
 #include "tests/linalg/linalg_test_util.h"
@@ -123,3 +124,15 @@ TEST(ElementValueMap, RefusesBcsrAndMissingEntries) {
 
 }  // namespace
 }  // namespace eb::linalg
+
+// The device gather's 32-bit offsets reach L^2 E - 1 (L = 3 x nodes per element): the limit
+// that make_sliced_gather_index enforces and the head-to-head scale part plans with.
+TEST(ElementGather, MaxElementsIsTheLastCountWhoseOffsetsFitInt32) {
+  for (int npe : {4, 8}) {
+    const int64_t l2 = int64_t(3 * npe) * (3 * npe);
+    const int64_t e = eb::linalg::sliced_gather_max_elements(npe);
+    EXPECT_LE(l2 * e - 1, int64_t(INT32_MAX)) << npe;
+    EXPECT_GT(l2 * (e + 1) - 1, int64_t(INT32_MAX)) << npe;
+  }
+  EXPECT_EQ(eb::linalg::sliced_gather_max_elements(4), 14913080);
+}
