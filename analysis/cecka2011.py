@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 import verdict_table as vt  # noqa: E402
 from figures import save  # noqa: E402
 from portable_paths import portable_paths  # noqa: E402
-from result_format import (machine_text, md_table, num, other_machines, overlap, pct, published, ratio_text, read_csv,  # noqa: E402
+from result_format import (folder_with_spreads, machine_text, md_table, source_line, num, other_machines, overlap, pct, published, ratio_text, read_csv,  # noqa: E402
                            read_json, sig, spread, verdict_row)
 
 PAPER = "cecka2011"
@@ -557,8 +557,21 @@ def machines_line(pub, meta):
     return f"paper: {pub['machine']['gpu']}; {pub['machine']['cpu']} ({pub['machine']['cite']}); ours: {machine_text(meta)}"
 
 
+def stage_spreads(folder):
+    """Whether the stage breakdown records the timed steps' min-max (None: no stages.csv)."""
+    rows = read_csv(folder, "stages.csv")
+    return None if not rows else "step_ms_min" in rows[0]
+
+
+def source_folder(results_dir):
+    """results_dir, or another machine's full run whose stage times carry their spread where these
+    do not (result_format.folder_with_spreads)."""
+    return folder_with_spreads(results_dir, stage_spreads)
+
+
 def build(results_dir, figures_dir):
     os.makedirs(figures_dir, exist_ok=True)
+    asked, results_dir = results_dir, source_folder(results_dir)
     pub = published(PAPER)
     meta = read_json(results_dir, "meta.json") or {}
     summary = []
@@ -566,6 +579,9 @@ def build(results_dir, figures_dir):
           f"{' [quick]' if meta.get('quick') else ''}", "", f"{pub['paper']}  ",
           f"Machines: {machines_line(pub, meta)}.  ",
           f"Published values: analysis/published/cecka2011.json, from {pub['source_copy']}  "]
+    other = source_line(asked, results_dir, meta, "stage and real-time timings have no spread")
+    if other:
+        md.append(other + "  ")
     if meta.get("substitutions"):
         md.append("Substitutions: " + "; ".join(f"{k}: {v}" for k, v in meta["substitutions"].items()) + ".  ")
     md += [f"Noise: assembly times are medians of {(meta.get('assembly') or {}).get('repeats', '?')} repeats with min-max, and a "

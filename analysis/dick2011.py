@@ -26,6 +26,7 @@ import pandas as pd  # noqa: E402
 import figures  # noqa: E402
 import verdict_table as vt  # noqa: E402
 from figures import legend_below  # noqa: E402
+import result_format  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOT_RUN = "not run"
@@ -611,7 +612,20 @@ def summary_rows(pub, perf, kernels, mgf, acc, meta):
     return rows
 
 
+def kernel_spreads(folder):
+    """Whether Table 3's GPU times record their per-step min-max (None: no kernels.csv)."""
+    k = table_csv(folder, "kernels.csv")
+    return None if k is None else "gpu_ms_min" in k.columns
+
+
+def source_folder(results_dir):
+    """results_dir, or another machine's full run whose kernel times carry their spread where these
+    do not (result_format.folder_with_spreads)."""
+    return result_format.folder_with_spreads(results_dir, kernel_spreads)
+
+
 def build(results_dir, figures_dir):
+    asked, results_dir = results_dir, source_folder(results_dir)
     pub = published()
     perf = table_csv(results_dir, "performance.csv")
     kernels = table_csv(results_dir, "kernels.csv")
@@ -627,6 +641,9 @@ def build(results_dir, figures_dir):
              f"Paper machine: {pub['machine']['gpu']}; {pub['machine']['cpu']}. "
              f"Ours: GPU {meta.get('gpu') or NOT_RUN}, CPU threads {meta.get('cpu_threads', NOT_RUN)}"
              f"{' (quick run: two smallest models, CPU only)' if meta.get('quick') else ''}."]
+    other = result_format.source_line(asked, results_dir, meta, "kernel times have no spread")
+    if other:
+        parts.append(other)
     parts.append(performance_tables(pub, perf))
     parts.append(kernel_table(pub, kernels))
     # The alt text is the PDF's caption.

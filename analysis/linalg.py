@@ -25,6 +25,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_format  # noqa: E402
 from result_format import md_table  # noqa: E402
 
 NOT_RUN = "not run"
@@ -131,7 +132,20 @@ def speedup(slow, fast, per_slow=1.0, per_fast=1.0):
 
 
 
+def repetition_ranges(folder):
+    """Whether the benchmarks record their repetitions' min and max (None: no bench_sparse files)."""
+    table = collect(folder)
+    return None if not table else any("min" in aggs for aggs in table.values())
+
+
+def source_folder(results_dir):
+    """results_dir, or another machine's folder whose benchmarks carry min-max where these do not
+    (result_format.folder_with_spreads)."""
+    return result_format.folder_with_spreads(results_dir, repetition_ranges)
+
+
 def build(results_dir, figures_dir):
+    asked, results_dir = results_dir, source_folder(results_dir)
     table = collect(results_dir)
     if not table:
         raise RuntimeError(f"no bench_sparse_*.json with results in {results_dir}")
@@ -147,6 +161,9 @@ def build(results_dir, figures_dir):
            "once) over the STREAM triad of the same device and precision measured in the same process. Values "
            "above 1 mean the read-only stream runs faster than triad's mixed read/write traffic, or (small "
            "matrices) that part of the matrix stays in the 50 MB L2 between calls.", ""]
+    other = result_format.source_line(asked, results_dir, None, "benchmarks record no min-max")
+    if other:
+        out += [other, ""]
 
     header = ["matrix", "fp", "DOFs", "BCSR (min-max)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
               "BCSR speed-up", "PCG iteration", "PCG / compulsory time", "single-reduction PCG iteration",

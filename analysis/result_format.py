@@ -103,6 +103,33 @@ def other_machines(results_dir):
             for d in sorted(glob.glob(os.path.join(root, "*", os.path.basename(here)))) if os.path.realpath(d) != here]
 
 
+def folder_with_spreads(results_dir, has_spreads):
+    """The run an experiment's section reports: results_dir's own, unless its timings carry no
+    spread (has_spreads(folder) False; None: no timings there) and another machine's folder of the
+    same experiment has them, from a full run (not --quick) of the same kind (with a GPU or without):
+    the report states no timing without its spread. make_report takes the section's provenance and
+    run validity from the same folder (a module's source_folder)."""
+    if has_spreads(results_dir) in (None, True):
+        return results_dir
+
+    def meta(d):
+        return read_json(d, "meta.json") or {}
+    gpu = bool(meta(results_dir).get("gpu"))
+    for _, d in other_machines(results_dir):
+        m = meta(d)
+        if has_spreads(d) and bool(m.get("gpu")) == gpu and not m.get("quick"):
+            return d
+    return results_dir
+
+
+def source_line(asked, used, meta, what):
+    """The section's sentence when it reports another machine's run (folder_with_spreads)."""
+    if asked == used:
+        return None
+    who = f"{machine_line(meta)} (`{used}`)" if (meta or {}).get("machine") else f"`{used}`"
+    return f"This section reports {who} instead of `{asked}`, whose {what}."
+
+
 def machine_line(meta):
     """A run's machine in one line from its meta's `machine` (manifest layout): CPU model, threads, GPU."""
     m = (meta or {}).get("machine") or {}

@@ -690,25 +690,15 @@ def summary_rows(scaling, regimes, roundoff, calculix, pub, gpu_name="our GPU"):
 
 
 def has_repeats(folder):
-    """Whether the folder's scaling rows are medians of repeats (the column exists since they are)."""
+    """Whether the folder's scaling rows are medians of repeats (None: no scaling rows)."""
     scaling = read_csv(folder, "scaling.csv")
-    return scaling is not None and "repeats" in scaling.columns
+    return None if scaling is None else "repeats" in scaling.columns
 
 
 def source_folder(results_dir):
-    """The run this section reports: results_dir's own, unless its scaling rows are single runs (filed
-    before every configuration ran repeatedly) and another machine's folder (experiments/results/<device>/
-    strbac2015) holds a full run of the same kind (GPU or CPU only) with repeats: the report states no
-    timing without its spread. make_report takes the section's provenance and run validity from the
-    same folder."""
-    if read_csv(results_dir, "scaling.csv") is None or has_repeats(results_dir):
-        return results_dir
-    gpu = bool(read_json(results_dir, "meta.json").get("gpu"))
-
-    def same_kind(d):
-        meta = read_json(d, "meta.json")
-        return has_repeats(d) and bool(meta.get("gpu")) == gpu and not meta.get("quick")
-    return next((d for _, d in result_format.other_machines(results_dir) if same_kind(d)), results_dir)
+    """results_dir, or another machine's full run of the same kind whose scaling rows have repeats
+    where these are single runs (filed before every configuration ran repeatedly)."""
+    return result_format.folder_with_spreads(results_dir, has_repeats)
 
 
 def build(results_dir, figures_dir):
@@ -728,9 +718,9 @@ def build(results_dir, figures_dir):
 
     md = ["## Strbac, Vander Sloten & Famaey 2015: TLED on GPUs", ""]
     md.append(f"Data: `{results_dir}`" + (" (quick run: CPU only, small meshes, truncated runs)" if meta.get("quick") else ""))
-    if results_dir != asked:
-        md.append(f"This section reports {result_format.machine_line(meta)} (`{results_dir}`) instead of `{asked}`, "
-                  "whose scaling rows are single runs without spread.")
+    other = result_format.source_line(asked, results_dir, meta, "scaling rows are single runs without spread")
+    if other:
+        md.append(other)
     if scaling is not None and "validity" not in scaling.columns:
         md.append(f"Validity: {NOT_RECORDED} for these results (written before runs recorded it); their numbers are "
                   "shown as measured.")

@@ -803,8 +803,21 @@ def triad_note(meta, cpu_triad):
     return (". ".join(notes) + ".") if notes else "STREAM triad: not measured in these results."
 
 
+def phase_spreads(folder):
+    """Whether the performance rows record each phase's min-max (None: no performance.csv)."""
+    rows = read_csv(folder, "performance.csv")
+    return None if not rows else "rotation_ms_min" in rows[0]
+
+
+def source_folder(results_dir):
+    """results_dir, or another machine's full run whose phase times carry their spread where these
+    do not (result_format.folder_with_spreads)."""
+    return result_format.folder_with_spreads(results_dir, phase_spreads)
+
+
 def build(results_dir, figures_dir):
     os.makedirs(figures_dir, exist_ok=True)
+    asked, results_dir = results_dir, source_folder(results_dir)
     pub = load_published()
     meta = read_json(results_dir, "meta.json")
     models = read_csv(results_dir, "models.csv")
@@ -827,6 +840,9 @@ def build(results_dir, figures_dir):
     if perf is not None and "validity" not in perf[0]:
         md.append(f"Validity: {NOT_RECORDED} for these results; their numbers are shown as measured.")
     md.append(f"Published values: {pub['source_copy']}.")
+    other = result_format.source_line(asked, results_dir, meta, "phase times have no spread")
+    if other:
+        md.append(other)
     md.append("")
     summary = []
     md += ["### Parameters", "", parameters_table(meta, pub, summary), ""]
