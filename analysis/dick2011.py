@@ -347,7 +347,8 @@ def convergence_summary(conv, mgf):
                      factors or NOT_RUN, verdict])
     return ("**Fig. 11 in numbers** - residual reduction reached by the multigrid V-cycles (until 1e-6 or 30 cycles) "
             "and by Jacobi-PCG within the same time on one core; the factor of every V-cycle, and the verdict on the "
-            "paper's claim of a constant rate.\n\n" +
+            "paper's claim of a constant rate. The times are one solve's residual history per model (the figure's "
+            "axis), not repeated timings.\n\n" +
             markdown(["hexahedra", "precision", "multigrid time (s)", "multigrid |r|/|r0|", "Jacobi-PCG |r|/|r0| in that time",
                       "V-cycle factors", "constant rate?"], rows))
 
