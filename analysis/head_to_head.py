@@ -203,12 +203,24 @@ def searched_tolerances(meta):
     return out
 
 
+def failed_methods(meta):
+    """(scene, method) -> why its search ended without a row, from corot_meta.json's search_runs
+    entries that record it (`failed`: {"method/variant": reason}), e.g. a process the host's
+    out-of-memory killer stopped."""
+    out = {}
+    for r in (meta or {}).get("search_runs") or []:
+        for m, why in (r.get("failed") or {}).items():
+            out[(r["scene"], m.split("/")[0])] = why
+    return out
+
+
 def headline_table(accuracy, trials=(), meta=None):
     """Per tolerance and scene, each method's cheapest passing setting over its variants and
     configurations (wall s per simulated s), or why it has none (`trials` tell a search cut
     short, or one whose trials were all over the budget, from a method never run; `meta`'s
     search runs, a tolerance that the method's search did not ask for)."""
     searched = searched_tolerances(meta)
+    failed = failed_methods(meta)
     body = []
     tols = sorted({r["tolerance"] for r in accuracy}, key=lambda t: -float(t))
     for tol in tols:
@@ -241,6 +253,8 @@ def headline_table(accuracy, trials=(), meta=None):
                         cells.append("not searched")
                     elif tried:
                         cells.append(f"search cut short ({len(tried)} trials)")
+                    elif (scene, m) in failed:
+                        cells.append(f"none: {failed[(scene, m)]}")
                     else:
                         cells.append("not run")
             body.append([scene, f"{float(tol):.1%}"] + cells)

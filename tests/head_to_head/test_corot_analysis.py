@@ -65,6 +65,10 @@ assert "| not searched | not run |" in row, row
 meta["search_runs"][0]["tolerances"] = [0.1, 0.01]
 row = h.headline_table(cut, cut_trials, meta).splitlines()[2]
 assert "| search cut short (1 trials) |" in row, row
+# A method whose search process died without a row says why instead of "not run".
+meta["search_runs"].append({"scene": "s", "failed": {"corot-cg/edge": "killed by the out-of-memory killer"}})
+row = h.headline_table(cut, cut_trials, meta).splitlines()[2]
+assert "| none: killed by the out-of-memory killer | not run |" in row, row
 print("ok:", checked, "found rows,", len(unjudged), "unjudged rows")
 
 # The steps/s rows' runs: one row per scene with its build and its note (older code's rows say so).
