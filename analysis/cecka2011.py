@@ -237,7 +237,7 @@ def with_spread(r):
     it (results from before say so)."""
     if r.get("step_ms_min") in (None, "") or r.get("step_ms_max") in (None, ""):
         return f"{sig(r['step_ms'])} (spread not recorded)"
-    return f"{sig(r['step_ms'])} ({sig(r['step_ms_min'])}-{sig(r['step_ms_max'])})"
+    return f"{sig(r['step_ms'])} ({spread(r['step_ms_min'], r['step_ms_max'])})"
 
 
 def stages_table(cfgs, bad, pub):

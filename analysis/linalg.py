@@ -125,7 +125,7 @@ def speedup(slow, fast, per_slow=1.0, per_fast=1.0):
     b, blo, bhi = time_range(fast, per_fast)
     if None in (alo, ahi, blo, bhi):
         return f"{a / b:.2f}x (spread not recorded)"
-    if alo <= bhi and blo <= ahi:
+    if result_format.overlap((alo, ahi), (blo, bhi)):
         return f"not significant ({a / b:.1f}x; ranges overlap)"
     return f"{a / b:.2f}x"
 

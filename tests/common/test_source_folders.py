@@ -67,6 +67,12 @@ for exp, module in MODULES.items():
     if module.source_folder(lone) != lone:
         failures.append(f"{exp}: a folder without siblings moved")
 
+# The cecka2011 step cells those runs give: median with the timed steps' min-max, else said missing.
+if cecka2011.with_spread({"step_ms": "1.4167", "step_ms_min": "1.3938", "step_ms_max": "1.442"}) != "1.42 (1.39-1.44)":
+    failures.append("cecka2011 step cell with spread")
+if cecka2011.with_spread({"step_ms": "1.4", "step_ms_min": ""}) != "1.4 (spread not recorded)":
+    failures.append("cecka2011 step cell without spread")
+
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
