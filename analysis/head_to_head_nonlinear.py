@@ -192,10 +192,21 @@ def _nonlinear_figure(rows, figures_dir):
 
 
 def _scale(results_dir):
+    text = _scale_run(results_dir, "### Scale: the largest model in the device's memory")
+    # Other machines' scale runs (e.g. the H200's memory-sized models, one method per GPU), each in
+    # its own table: a machine's bounds are its own.
+    for device, folder in other_machines(results_dir):
+        other = read_json(folder, "scale_meta.json")
+        if other is not None and "note" not in other:
+            text += "\n" + _scale_run(folder, f"#### Scale on `{device}`")
+    return text
+
+
+def _scale_run(results_dir, title):
     meta = read_json(results_dir, "scale_meta.json")
     if meta is None:
-        return "### Scale: the largest model in the device's memory\n\n" + NOT_RUN + "\n"
-    md = ["### Scale: the largest model in the device's memory", ""]
+        return title + "\n\n" + NOT_RUN + "\n"
+    md = [title, ""]
     if "note" in meta:
         md.append(meta["note"] + ".")
         md.append("")

@@ -94,8 +94,8 @@ def time_us(entry):
 
 
 def matrix_order(m):
-    digits = re.sub(r"\D", "", m)
-    return (0, int(digits)) if m.startswith("box") and digits else (1, m)
+    box = re.match(r"box(\d+)", m)
+    return (0, int(box.group(1)), m) if box else (1, 0, m)
 
 
 def fmt_time(us):
@@ -149,6 +149,26 @@ def build(results_dir, figures_dir):
     table = collect(results_dir)
     if not table:
         raise RuntimeError(f"no bench_sparse_*.json with results in {results_dir}")
+    # A matrix and precision the chosen run did not finish (cut by the device call's limit) keeps
+    # the asked folder's row, marked with its device: each row's numbers come from one process on
+    # one device, and no measured row is dropped.
+    kept = []
+    if os.path.realpath(asked) != os.path.realpath(results_dir):
+        device = os.path.basename(os.path.dirname(os.path.realpath(asked)))
+        older = collect(asked)
+
+        def count(t, m, prec):
+            return sum(1 for k in t if k[4] == m and k[3] == prec)
+        for m, prec in sorted({(k[4], k[3]) for k in older}):
+            if count(table, m, prec) >= count(older, m, prec):
+                continue
+            for k in [k for k in table if k[4] == m and k[3] == prec]:
+                del table[k]
+            for k, v in older.items():
+                if k[4] == m and k[3] == prec:
+                    table[k[:4] + (f"{m} ({device})",)] = v
+            kept.append(f"{m} {prec}")
+        kept = sorted(set(kept), key=matrix_order)
     matrices = sorted({k[4] for k in table}, key=matrix_order)
 
     def get(kind, backend, fmt_, prec, m):
@@ -160,10 +180,15 @@ def build(results_dir, figures_dir):
            "`of triad` is the effective bandwidth by compulsory bytes (each array of the format once, x and y "
            "once) over the STREAM triad of the same device and precision measured in the same process. Values "
            "above 1 mean the read-only stream runs faster than triad's mixed read/write traffic, or (small "
-           "matrices) that part of the matrix stays in the 50 MB L2 between calls.", ""]
+           "matrices) that part of the matrix stays in the device's L2 (50 MB on the H100, 60 MB on the H200) "
+           "between calls.", ""]
     other = result_format.source_line(asked, results_dir, None, "benchmarks record no min-max")
     if other:
         out += [other, ""]
+    if kept:
+        out += [f"Rows marked ({device}) are from `{result_format.results_name(asked)}`, where that run did not finish "
+                f"the matrix ({', '.join(kept)}: cut by the device call's limit); their spread is the coefficient of "
+                "variation, not min-max.", ""]
 
     header = ["matrix", "fp", "DOFs", "BCSR (min-max)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
               "BCSR speed-up", "PCG iteration", "PCG / compulsory time", "single-reduction PCG iteration",

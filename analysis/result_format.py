@@ -122,17 +122,27 @@ def folder_with_spreads(results_dir, has_spreads):
     return results_dir
 
 
+def results_name(folder):
+    """A results folder as `<device>/<experiment>`: the report names no path of the machine that built it."""
+    here = os.path.normpath(folder)
+    return f"{os.path.basename(os.path.dirname(here))}/{os.path.basename(here)}"
+
+
 def source_line(asked, used, meta, what):
     """The section's sentence when it reports another machine's run (folder_with_spreads)."""
-    if asked == used:
+    if os.path.realpath(asked) == os.path.realpath(used):
         return None
-    who = f"{machine_line(meta)} (`{used}`)" if (meta or {}).get("machine") else f"`{used}`"
-    return f"This section reports {who} instead of `{asked}`, whose {what}."
+    who = f"{machine_line(meta)} (`{results_name(used)}`)" if meta else f"`{results_name(used)}`"
+    return f"This section reports {who} instead of `{results_name(asked)}`, whose {what}."
 
 
 def machine_line(meta):
-    """A run's machine in one line from its meta's `machine` (manifest layout): CPU model, threads, GPU."""
+    """A run's machine in one line from its meta's `machine` (manifest layout): CPU model, threads, GPU;
+    a meta without it (older experiment metas) gives its `gpu` name."""
     m = (meta or {}).get("machine") or {}
+    if not m:
+        gpu = (meta or {}).get("gpu")
+        return gpu if isinstance(gpu, str) and gpu else "machine not recorded"
     gpu = m.get("gpu")
     gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
     return f"{m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}"

@@ -114,12 +114,13 @@ for part in $parts; do
       # DRAM bytes of every kernel of one 269K fp32 step, `reproduce dick2011` and the headline
       # (scripts/hexmg_perf_check.py); the GPU tests run in `common`. EB_DICK2011_PARTS (e.g.
       # performance) runs only those parts here; the CPU-only ones are added elsewhere with
-      # `reproduce dick2011 --parts ...` into the imported folder. EB_HEXMG_TIMEOUT: the part's seconds.
+      # `reproduce dick2011 --parts ...` into the imported folder. EB_HEXMG_TIMEOUT: the part's seconds;
+      # EB_HEXMG_NCU=0: no Nsight Compute pass (the report does not read it).
       R=$T/eb_hexmg; rm -rf $R; mkdir -p $R
       "$B/bin/bench_hexmg" --benchmark_filter="${EB_HEXMG_BENCH_FILTER:-cuda|Triad}" --benchmark_min_time=0.5 \
         --benchmark_format=json --benchmark_out="$R/bench_hexmg.json" > "$R/bench_hexmg.log" 2>&1
       echo "bench_hexmg exit $?"
-      if command -v ncu > /dev/null; then
+      if command -v ncu > /dev/null && [ "${EB_HEXMG_NCU:-1}" = 1 ]; then
         # Steps 3 and 4 of a run (the first two capture and warm the graph), every kernel of a step.
         timeout 200 ncu --csv --page raw --print-units base --cache-control none --clock-control none \
           --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --launch-skip 450 --launch-count 225 \

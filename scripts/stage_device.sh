@@ -18,6 +18,15 @@ for b in ${EB_STAGE_BINS:-elastobench test_common_cuda test_contract bench_ceili
   for f in "$B"/bin/$b; do [ -f "$f" ] && cp "$f" .devcarry/build/bin/; done
 done
 strip --strip-unneeded .devcarry/build/bin/* 2>/dev/null || true
+# The GPU machine's image has neither hypre (with its MPI) nor SuiteSparse: a binary linked to them
+# would stop there with exit 127 at load time, after the call's start-up was paid.
+for bin in .devcarry/build/bin/*; do
+  if ldd "$bin" 2>/dev/null | grep -qE 'libHYPRE|libcholmod|libmpi'; then
+    echo "stage_device.sh: $(basename "$bin") links hypre/CHOLMOD/MPI, which the GPU machine lacks;" \
+      "configure $B with -DELASTOBENCH_HYPRE=OFF -DELASTOBENCH_CHOLMOD=OFF" >&2
+    exit 1
+  fi
+done
 for bin in .devcarry/build/bin/*; do
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' | grep -E 'libbenchmark|libgomp|libtomlplusplus|libz\.so' || true
 done | sort -u | xargs -r -I{} cp -L {} .devcarry/lib/

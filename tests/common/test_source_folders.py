@@ -3,7 +3,10 @@
 experiment that has them (result_format.folder_with_spreads through each module's source_folder):
 cecka2011 (stage times), verschoor2012 (phase times), dick2011 (Table 3's kernel times) and linalg
 (bench_sparse min-max); never a --quick run or one of another kind (with or without a GPU), and a
-folder with spreads keeps its own.
+folder with spreads keeps its own. What such a section keeps of the asked folder: linalg's rows the
+chosen run did not finish and dick2011's test-shape study when the chosen run skipped it; the
+head-to-head's scale part shows every machine's measured run. The sentence names folders as
+<device>/<experiment>.
 
     test_source_folders.py ANALYSIS_DIR
 """
@@ -16,6 +19,7 @@ sys.path.insert(0, sys.argv[1])
 import cecka2011  # noqa: E402
 import dick2011  # noqa: E402
 import linalg  # noqa: E402
+import result_format  # noqa: E402
 import verschoor2012  # noqa: E402
 
 CSV = {"cecka2011": ("stages.csv", "configuration,stage,step_ms", "step_ms_min,step_ms_max", "all-cpu,nr,1.0", "0.9,1.1"),
@@ -72,6 +76,81 @@ if cecka2011.with_spread({"step_ms": "1.4167", "step_ms_min": "1.3938", "step_ms
     failures.append("cecka2011 step cell with spread")
 if cecka2011.with_spread({"step_ms": "1.4", "step_ms_min": ""}) != "1.4 (spread not recorded)":
     failures.append("cecka2011 step cell without spread")
+
+# The sentence names folders as <device>/<experiment> (no path of the machine that built the
+# report) and the machine from a meta without `machine` by its gpu name.
+root = tempfile.mkdtemp()
+line = result_format.source_line(os.path.join(root, "h100", "dick2011"), os.path.join(root, "h200", "dick2011"),
+                                 {"gpu": "NVIDIA H200"}, "kernel times have no spread")
+if line != "This section reports NVIDIA H200 (`h200/dick2011`) instead of `h100/dick2011`, whose kernel times have no spread.":
+    failures.append(f"source_line: {line}")
+
+# linalg: a matrix and precision the chosen run did not finish keeps the asked folder's row, marked
+# with its device; a row the chosen run finished is its own.
+root = tempfile.mkdtemp()
+
+
+def bench_file(d, name, rows):
+    os.makedirs(d, exist_ok=True)
+    entries = [{"name": f"{r}/manual_time_{a}", "run_name": r, "run_type": "aggregate", "aggregate_name": a,
+                "real_time": t, "time_unit": "us", "DOFs": 1000.0, "of_triad": 0.9}
+               for r, t in rows for a, t in [("median", t), ("min", t * 0.99), ("max", t * 1.01)]]
+    with open(os.path.join(d, name), "w") as f:
+        json.dump({"context": {"date": "2026-11-28T00:00:00+00:00"}, "benchmarks": entries}, f)
+
+
+old_dir, new_dir = os.path.join(root, "h100", "linalg"), os.path.join(root, "h200", "linalg")
+bench_file(old_dir, "bench_sparse_box10.json", [("spmv/cuda/bcsr/fp32/box10", 111.0), ("spmv/cuda/bcsr/fp64/box10", 222.0),
+                                               ("cusparse_csr/fp32/box10", 333.0)])
+with open(os.path.join(old_dir, "bench_sparse_box10.json")) as f:  # the old run: cv only, no min-max
+    data = json.load(f)
+data["benchmarks"] = [b for b in data["benchmarks"] if b["aggregate_name"] == "median"]
+with open(os.path.join(old_dir, "bench_sparse_box10.json"), "w") as f:
+    json.dump(data, f)
+bench_file(new_dir, "bench_sparse_box10.json", [("spmv/cuda/bcsr/fp64/box10", 200.0), ("spmv/cuda/bcsr/fp32/box10", 100.0)])
+text = linalg.build(old_dir, tempfile.mkdtemp())
+if "| box10 (h100) | fp32 |" not in text or "111.0 us" not in text:
+    failures.append("linalg: the unfinished fp32 row did not come from h100")
+if "| box10 | fp64 | " not in text or "200.0 us (198.0 us-202.0 us)" not in text or "222.0 us" in text:
+    failures.append("linalg: the finished fp64 row is not the chosen run's")
+if "100.0 us" in text:
+    failures.append("linalg: the unfinished row's partial numbers were shown")
+
+# dick2011: a chosen run that did not do the test-shape part takes that study from the asked folder.
+root = tempfile.mkdtemp()
+asked, used = os.path.join(root, "h100", "dick2011"), os.path.join(root, "h200", "dick2011")
+for d, parts in ((asked, {"shapes": True}), (used, {"performance": True})):
+    os.makedirs(d)
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"gpu": os.path.basename(os.path.dirname(d)), "parts_done": parts,
+                   "mg_shapes_studies": {"cube": {"reference_relative_residual": 1e-13}} if "shapes" in parts else {}}, f)
+with open(os.path.join(asked, "mg_shapes.csv"), "w") as f:
+    f.write("shape,iteration\ncube,1\ncube,2\n")
+with open(os.path.join(used, "mg_shapes.csv"), "w") as f:  # a part cut short: not reported
+    f.write("shape,iteration\ncube,1\n")
+seen = []
+real_section = dick2011.shapes_section
+dick2011.shapes_section = lambda shp: seen.append((len(shp), dict(dick2011.META.get("mg_shapes_studies", {})))) or "S"
+dick2011.META.clear()
+dick2011.META.update({"parts_done": {"performance": True}})
+text = dick2011.shapes_part(asked, used)
+dick2011.shapes_section = real_section
+if seen != [(2, {"cube": {"reference_relative_residual": 1e-13}})] or "`h100/dick2011`" not in text:
+    failures.append(f"dick2011 shapes from the asked folder: {seen} {text!r}")
+
+# The head-to-head's scale part: another machine's measured run gets its own table; a CPU folder's
+# "GPU-only" note does not.
+import head_to_head_nonlinear  # noqa: E402
+root = tempfile.mkdtemp()
+for device, meta in (("h100", {"device": "H100", "options": {}}), ("h200", {"device": "H200", "options": {}}),
+                     ("vm", {"note": "GPU-only part"})):
+    d = os.path.join(root, device, "head-to-head")
+    os.makedirs(d)
+    with open(os.path.join(d, "scale_meta.json"), "w") as f:
+        json.dump(meta, f)
+text = head_to_head_nonlinear._scale(os.path.join(root, "h100", "head-to-head"))
+if "#### Scale on `h200`" not in text or "`vm`" in text:
+    failures.append(f"scale tables of other machines: {text!r}")
 
 if failures:
     print("FAILED:\n" + "\n".join(failures))
