@@ -2,10 +2,12 @@
 // The one mapping from errors to exit codes, shared by elastobench and the test drivers:
 // 0 success (help and version included), 1 runtime failure, 2 bad usage or bad input.
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
 #include "meshes/errors.h"
+#include "meshes/host_memory.h"
 
 namespace eb::cli {
 
@@ -20,6 +22,11 @@ inline int parse_and_run(CLI::App& app, int argc, char** argv) {
     return 2;
   } catch (const RuntimeFailure& e) {
     std::cerr << "elastobench: failed: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // The data-size limit set at start-up (mesh::limit_host_memory_to_available) makes a run
+    // larger than the host's memory end here rather than in the out-of-memory killer.
+    std::cerr << "elastobench: failed: " << mesh::out_of_host_memory_text() << "; use a coarser mesh or run less at once\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "elastobench: internal error: " << e.what() << "\n";

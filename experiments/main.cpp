@@ -7,12 +7,19 @@
 #include "experiments/cli_common.h"
 #include "experiments/cli_exit.h"
 #include "experiments/experiment.h"
+#include "meshes/host_memory.h"
+#include "solvers/common/cuda_info.h"
 
 int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) the kernel's default for SIGXFSZ kills the process in the
   // middle of a write; ignored, the write fails (EFBIG), the stream reports it, and the atomic
   // writers remove their temporaries and exit 1 naming the file (a full disk behaves the same).
   std::signal(SIGXFSZ, SIG_IGN);
+  // A run larger than the host's memory then fails in an allocation, reported with exit 1, instead
+  // of being killed without a message by the kernel's out-of-memory killer. Only where no GPU
+  // will be used: how the CUDA driver's host mappings count against the data limit has not been
+  // checked on the GPU machine, whose hosts hold 128 GB or more.
+  if (eb::cuda_device_count() == 0) eb::mesh::limit_host_memory_to_available();
   // Experiments register their built-in scenarios; do it before `run`/`scenario` look them up.
   eb::experiments();
   CLI::App app{"ElastoBench: reproducible GPU finite-element elasticity benchmarks", "elastobench"};

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "meshes/errors.h"
 
 namespace eb::mesh {
@@ -20,7 +22,26 @@ std::string gigabytes(double bytes) {
   return buf;
 }
 
+// VmData of /proc/self/status in bytes (0: unknown).
+uint64_t data_bytes() { return process_status_number("VmData:") * 1024; }
+
+uint64_t g_limit = 0;
+
 }  // namespace
+
+uint64_t process_status_number(const std::string& key) {
+  std::ifstream status("/proc/self/status");
+  std::string k;
+  while (status >> k) {
+    if (k == key) {
+      uint64_t n = 0;
+      status >> n;
+      return n;
+    }
+    status.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
 
 uint64_t available_host_memory() {
   uint64_t available = 0;
@@ -40,7 +61,46 @@ uint64_t available_host_memory() {
     const uint64_t left = max > current ? max - current : 0;
     if (available == 0 || left < available) available = left;
   }
+  rlimit data{};
+  if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY) {
+    const uint64_t used = data_bytes();
+    const uint64_t left = data.rlim_cur > used ? data.rlim_cur - used : 0;
+    if (available == 0 || left < available) available = left;
+  }
   return available;
+}
+
+uint64_t limit_host_memory_to_available() {
+#if defined(__SANITIZE_ADDRESS__)
+  return 0;
+#else
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 0;
+#endif
+#endif
+  rlimit data{};
+  if (getrlimit(RLIMIT_DATA, &data) != 0) return 0;
+  const uint64_t available = available_host_memory(), used = data_bytes();
+  if (available == 0 || used == 0) return data.rlim_cur == RLIM_INFINITY ? 0 : uint64_t(data.rlim_cur);
+  const uint64_t limit = used + available;
+  if (data.rlim_cur == RLIM_INFINITY || limit < data.rlim_cur) {
+    data.rlim_cur = rlim_t(limit);
+    if (setrlimit(RLIMIT_DATA, &data) != 0) return 0;
+  }
+  g_limit = uint64_t(data.rlim_cur);
+  return g_limit;
+#endif
+}
+
+uint64_t host_memory_limit() { return g_limit; }
+
+std::string out_of_host_memory_text() {
+  std::string text = "out of host memory: an allocation failed";
+  if (g_limit > 0)
+    text += " at the process's limit of " + std::to_string(g_limit / 1000000) +
+            " MB (its data at start-up plus the memory then available)";
+  return text;
 }
 
 void require_host_memory(double bytes, const std::string& what) {

@@ -7,9 +7,29 @@
 
 namespace eb::mesh {
 
+// The number after `key` (e.g. "VmData:", in kB, or "Threads:") in /proc/self/status; 0 when absent.
+uint64_t process_status_number(const std::string& key);
+
 // Bytes this process may still allocate: MemAvailable from /proc/meminfo, lowered to what the
-// cgroup's memory.max leaves above memory.current where a container sets a limit. 0: unknown.
+// cgroup's memory.max leaves above memory.current where a container sets a limit, and to what
+// the data-size limit (RLIMIT_DATA, `ulimit -d`) leaves above the process's data (VmData).
+// 0: unknown.
 uint64_t available_host_memory();
+
+// Lowers the process's data-size limit (RLIMIT_DATA: heap and private writable mappings, not
+// the GPU driver's reserved address space) to its data now plus available_host_memory(), so that
+// a run larger than the host's memory fails in an allocation (std::bad_alloc, which elastobench
+// reports naming the limit, exit 1) rather than being killed by the kernel's out-of-memory
+// killer with no message. Never raises a limit already set. Returns the limit in force after the
+// call (0: none). Not applied under AddressSanitizer, whose shadow memory is such a mapping.
+uint64_t limit_host_memory_to_available();
+
+// The limit limit_host_memory_to_available() left in force (0: none set or unknown).
+uint64_t host_memory_limit();
+
+// What a std::bad_alloc means in a run: "out of host memory: an allocation failed at the
+// process's limit of N MB (...)", the limit left out when none is known.
+std::string out_of_host_memory_text();
 
 // Throws RuntimeFailure (exit 1) naming `what`, the estimate and the limit when `bytes` (a
 // lower bound of what the work needs) exceed available_host_memory(). Does nothing when the

@@ -4,12 +4,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 
 #include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "meshes/host_memory.h"
 
 namespace eb::mesh {
 namespace {
@@ -87,19 +88,7 @@ bool read_child(int fd, double first_stage_timeout_s, std::string& data) {
 
 }  // namespace
 
-bool process_is_single_threaded() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "Threads:") {
-      int n = 0;
-      status >> n;
-      return n == 1;
-    }
-    status.ignore(1 << 20, '\n');
-  }
-  return false;  // unknown: do not fork
-}
+bool process_is_single_threaded() { return process_status_number("Threads:") == 1; }
 
 std::string run_isolated(const std::function<std::string(const std::function<void()>& checkpoint)>& work,
                          double first_stage_timeout_s, const std::string& what, const std::string& first_stage) {

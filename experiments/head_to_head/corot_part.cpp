@@ -54,6 +54,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -65,6 +66,7 @@
 #include "experiments/head_to_head/h2h_search.h"
 #include "experiments/head_to_head/parts.h"
 #include "meshes/errors.h"
+#include "meshes/host_memory.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/results.h"
 #include "solvers/common/validity.h"
@@ -310,7 +312,7 @@ double throughput_row(const ExperimentContext& ctx, const Scene& s, const Varian
     // says so, not a stop of the whole part.
     row.resize(kThroughputColumns.size());
     row[3] = v.method, row[4] = v.variant, row[5] = to_string(c.backend), row[6] = to_string(c.precision);
-    row[9] = std::string("not run: ") + e.what();
+    row[9] = "not run: " + (dynamic_cast<const std::bad_alloc*>(&e) ? mesh::out_of_host_memory_text() : std::string(e.what()));
     if (!ctx.quiet) std::cerr << "head-to-head corot: " << s.name << " " << v.method << "/" << v.variant << ": " << row[9] << "\n";
   }
   t.add_row(row);
@@ -400,6 +402,12 @@ TrialOutcome run_trial(const ExperimentContext& ctx, const Options& opt, const S
     out.wall_per_sim_s = rec.times.median * 1e-3 * double(rec.steps) / s.settle_time;
     out.valid = std::isfinite(out.error) && std::isfinite(change);
     if (!out.valid) out.why = "non-finite probe displacement";
+  } catch (const std::bad_alloc&) {
+    // A setting that does not fit in the host's memory: a finer level or more effort needs more,
+    // so the search treats it as over the budget (host_memory.h's limit turns the kernel's
+    // out-of-memory kill into this exception).
+    out.why = "not run: " + mesh::out_of_host_memory_text();
+    out.over_budget = true;
   } catch (const std::exception& e) {
     out.why = std::string("not run: ") + e.what();
   }

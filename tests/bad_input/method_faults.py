@@ -2,7 +2,7 @@
 """Per method (every one `elastobench list --json` reports with a CPU backend): bad elements and
 failing runs end in the documented exit code, naming the element and the step.
 
-usage: method_faults.py ELASTOBENCH
+usage: method_faults.py ELASTOBENCH [plain|sanitized]
 
   inverted element in the mesh file          exit 2, "<file>: element N ... is inverted"
   zero-volume element in the mesh file       exit 2, "<file>: element N ... degenerate"
@@ -11,6 +11,8 @@ usage: method_faults.py ELASTOBENCH
                                              element (inverted) or the missed solver tolerance
   a load that inverts elements mid-run       exit 1, "element N inverted ... at step S"
   a mesh needing more memory than available  exit 1, the estimate and the limit, nothing written
+  a model larger than the host's memory      exit 1, "out of host memory" (or the mesh's estimate
+                                             and the limit), nothing written (RLIMIT_DATA 250 MB)
   an option of the method's section of the wrong type   exit 2 naming the key
 Each method first runs the valid mesh file, so that a refusal is the bad element's doing.
 """
@@ -18,6 +20,7 @@ import concurrent.futures
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -25,8 +28,13 @@ import tempfile
 EB = os.path.abspath(sys.argv[1])
 
 
-def run(args, cwd):
-    r = subprocess.run([EB] + args, capture_output=True, text=True, cwd=cwd, timeout=300)
+def run(args, cwd, data_limit=None):
+    """elastobench ARGS; data_limit (bytes): the process's RLIMIT_DATA (`ulimit -d`), standing in
+    for a host with that little memory."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
+    r = subprocess.run([EB] + args, capture_output=True, text=True, cwd=cwd, timeout=300,
+                       preexec_fn=limit if data_limit else None)
     return r.returncode, (r.stderr + r.stdout)
 
 
@@ -60,6 +68,11 @@ def rewrite_element(src, dst, index, change):
 # of the sanitizer build's test time, and they fail (or fall) alike at either size. (Setting
 # mesh.elements_per_edge instead would not do: the scenario's mesh.element_size overrides it.)
 SMALL = ["--set", "mesh.element_size=0.05"]
+# A host of 250 MB against the cantilever at 2.5 mm (640,000 cubes): its mesh fits, no method's
+# model does. AddressSanitizer's shadow memory does not run under a data limit: that build skips it.
+HOST_MEMORY = 250 * 1000 * 1000
+HOST_ELEMENT_SIZE = 0.0025
+SANITIZED = len(sys.argv) > 2 and sys.argv[2] == "sanitized"
 
 
 def method_cases(m, info, tmp):
@@ -118,6 +131,17 @@ def method_cases(m, info, tmp):
     check(results, "%s-memory-limit" % m, rc == 1 and re.search(r"mesh.element_size 1e-05\) needs at least [0-9.e+]+ GB "
                                                       r"of host memory; [0-9.e+]+ GB are available", msg)
           and not os.path.exists(out), "exit %d: %s" % (rc, msg))
+    # A model whose mesh fits but whose method does not, on a host of HOST_MEMORY bytes: the
+    # allocation that fails ends the run with exit 1 and the message, not the out-of-memory
+    # killer (host_memory.h's data limit), and nothing is written.
+    if not SANITIZED:
+        out = "%s/%s_host" % (tmp, m)
+        rc, msg = run(base + ["--set", "mesh.element_size=%g" % HOST_ELEMENT_SIZE, "--steps", "1", "--out", out], tmp,
+                      data_limit=HOST_MEMORY)
+        check(results, "%s-host-memory-exhausted" % m,
+              rc == 1 and (re.search(r"out of host memory: an allocation failed", msg) or
+                           re.search(r"needs at least [0-9.e+]+ GB of host memory", msg))
+              and not os.path.exists(out), "exit %d: %s" % (rc, msg))
     # A closed surface voxelized at a spacing whose grid no machine holds, or to 2e9
     # voxels: refused before the grid's arrays are allocated, giving both numbers.
     for key, value, pattern in (
