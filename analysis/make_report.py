@@ -121,11 +121,40 @@ def provenance_from_runs(folder):
             builds.add(json.dumps(run["build"], sort_keys=True))
             machine = machine or run.get("machine")
     if len(builds) == 1:
-        return {"machine": meta.get("machine") or machine, "build": json.loads(builds.pop()),
-                "quick": meta.get("quick", "?")}
+        found = {"machine": meta.get("machine") or machine, "build": json.loads(builds.pop()),
+                 "quick": meta.get("quick", "?")}
+        # The parts the run finished (meta.json's parts_done), so that one cut short by a device
+        # call's limit does not read as all of them.
+        done = [p for p, ok in (meta.get("parts_done") or {}).items() if ok]
+        if done:
+            found["parts"] = {p: {"machine": found["machine"], "build": found["build"]} for p in done}
+        return found
     if "machine" in meta:
         return {"machine": meta["machine"], "build": {"git_commit": "not recorded"}, "quick": meta.get("quick", "?")}
-    return None
+    return provenance_from_benchmarks(folder)
+
+
+def provenance_from_benchmarks(folder):
+    """A folder of Google Benchmark JSON (bench_sparse): the machine and build the newest file's
+    context records (eb_machine, eb_build, eb_git_commit), None without them."""
+    newest = None
+    for path in glob.glob(os.path.join(folder, "*.json")):
+        try:
+            with open(path) as f:
+                context = json.load(f).get("context") or {}
+        except (OSError, ValueError):
+            continue
+        if "eb_machine" in context and (newest is None or context.get("date", "") > newest.get("date", "")):
+            newest = context
+    if newest is None:
+        return None
+    build = newest.get("eb_build", "")
+    parts = [p.strip() for p in build.split(",")]
+    return {"machine": json.loads(newest["eb_machine"]),
+            "build": {"git_commit": newest.get("eb_git_commit", "not recorded"),
+                      **({"build_type": parts[0], "cxx_compiler": parts[1],
+                          "cuda_compiler": parts[2].replace("CUDA ", "")} if len(parts) == 3 else {})},
+            "quick": False}
 
 
 def provenance(manifest, per_experiment):

@@ -6,6 +6,8 @@ that predate validity, and carries no absolute path of the machine that made it.
 
 Builds a small strbac2015 results folder (one valid and one invalid CPU row, run summaries with
 and without validity, and timing records runs/*/run.json as dick2011 writes them), runs analysis/make_report.py on it and checks the report's text.
+Also the provenance of folders without a manifest: the parts a cut run finished, and a folder of
+benchmark JSON by its newest context.
 """
 import json
 import os
@@ -66,4 +68,26 @@ with tempfile.TemporaryDirectory() as tmp:
     hits = re.findall(r"(?<![\w.:/~-])/(?:work|home|root|tmp)/[^\s`)]*", text)
     assert not hits, hits
     assert tmp not in text
+# Provenance without a manifest: a run cut short names the parts it finished (meta's parts_done),
+# and a folder of benchmark JSON gives the machine and build its newest file's context records.
+sys.path.insert(0, os.path.dirname(os.path.abspath(make_report)))
+import make_report as mr  # noqa: E402
+machine = {"cpu_model": "X", "cpu_threads": 8, "gpu": {"name": "G"}, "date": "2026-11-28T00:00:00Z"}
+build = {"git_commit": "abc", "build_type": "Release", "cxx_compiler": "GNU 12.2.0", "cuda_compiler": "13.0.88"}
+with tempfile.TemporaryDirectory() as tmp:
+    os.makedirs(os.path.join(tmp, "runs", "a"))
+    with open(os.path.join(tmp, "runs", "a", "run.json"), "w") as f:
+        json.dump({"machine": machine, "build": build}, f)
+    with open(os.path.join(tmp, "meta.json"), "w") as f:
+        json.dump({"quick": False, "parts_done": {"performance": True, "accuracy": True}}, f)
+    rows = dict(mr.provenance_rows(mr.provenance_from_runs(tmp)))
+    assert rows["parts"] == "performance, accuracy on the machine above", rows["parts"]
+with tempfile.TemporaryDirectory() as tmp:
+    for name, date, gpu in (("bench_sparse_a.json", "2026-11-27T00:00:00+00:00", "OLD"),
+                            ("bench_sparse_b.json", "2026-11-28T00:00:00+00:00", "NEW")):
+        with open(os.path.join(tmp, name), "w") as f:
+            json.dump({"context": {"date": date, "eb_build": "Release, GNU 12.2.0, CUDA 13.0.88", "eb_git_commit": "c0ffee",
+                                   "eb_machine": json.dumps(dict(machine, gpu={"name": gpu}))}, "benchmarks": []}, f)
+    rows = dict(mr.provenance_rows(mr.provenance_from_runs(tmp)))
+    assert rows["GPU"] == "NEW" and rows["git commit"] == "`c0ffee`" and rows["build"].startswith("Release, GNU 12.2.0, CUDA 13.0.88"), rows
 print("report validity: all checks passed")
