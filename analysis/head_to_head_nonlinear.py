@@ -230,18 +230,20 @@ def _scale_run(results_dir, title):
     for _, r in rows.iterrows():
         v = r.get("validity")
         if not _valid(v):
-            body.append([r["method"], r["variant"], r["element"], "", "", "", "", "", "", "", "",
+            body.append([r["method"], r["variant"], r["element"], "", "", "", "", "", "", "", "", "",
                          v if isinstance(v, str) and v else r.get("note", "")])
             continue
         fits = r.get("memory_elements")
+        host = r.get("host_elements")
         body.append([r["method"], r["variant"], r["element"], r["bytes_per_element"],
-                     _num(float(fits)) if fits is not None and fits == fits else "", r["limited_by"],
+                     _num(float(fits)) if fits is not None and fits == fits else "",
+                     _num(float(host)) if host is not None and host == host else "not measured", r["limited_by"],
                      r["elements"], float(r["predicted_bytes"]) / 1e9,
                      max(float(r["estimate_bytes"]), float(r["device_bytes"])) / 1e9, r["setup_s"],
                      f"{_num(float(r['steps_per_s']))} ({_num(1e3 / float(r['step_ms_max']))}-"
                      f"{_num(1e3 / float(r['step_ms_min']))})", v])
     md.append(_table(["method", "variant", "element", "bytes/element", "elements the free memory holds (predicted)",
-                      "run limited by", "elements run", "predicted GB",
+                      "elements the host's memory holds (predicted)", "run limited by", "elements run", "predicted GB",
                       "held GB (max of estimate, device_bytes)", "set-up s", "steps/s (min-max)", "validity"], body))
     md.append("")
     return "\n".join(md)

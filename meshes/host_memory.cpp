@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include "meshes/errors.h"
@@ -43,6 +44,17 @@ uint64_t process_status_number(const std::string& key) {
   return 0;
 }
 
+uint64_t resident_bytes() { return process_status_number("VmRSS:") * 1024; }
+uint64_t peak_resident_bytes() { return process_status_number("VmHWM:") * 1024; }
+
+bool reset_peak_resident() {
+  malloc_trim(0);
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";  // resets VmHWM to the resident size (Linux 4.0 and later)
+  clear.flush();
+  return bool(clear);
+}
+
 uint64_t available_host_memory() {
   uint64_t available = 0;
   std::ifstream meminfo("/proc/meminfo");
@@ -71,14 +83,7 @@ uint64_t available_host_memory() {
 }
 
 uint64_t limit_host_memory_to_available() {
-#if defined(__SANITIZE_ADDRESS__)
-  return 0;
-#else
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return 0;
-#endif
-#endif
+  if (!kHostMemoryLimit) return 0;
   rlimit data{};
   if (getrlimit(RLIMIT_DATA, &data) != 0) return 0;
   const uint64_t available = available_host_memory(), used = data_bytes();
@@ -90,7 +95,6 @@ uint64_t limit_host_memory_to_available() {
   }
   g_limit = uint64_t(data.rlim_cur);
   return g_limit;
-#endif
 }
 
 uint64_t host_memory_limit() { return g_limit; }

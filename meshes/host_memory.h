@@ -10,6 +10,13 @@ namespace eb::mesh {
 // The number after `key` (e.g. "VmData:", in kB, or "Threads:") in /proc/self/status; 0 when absent.
 uint64_t process_status_number(const std::string& key);
 
+// Resident bytes now (VmRSS) and the peak since the start or the last reset_peak_resident (VmHWM);
+// 0 when unknown. reset_peak_resident returns the heap's free memory to the system first (so that
+// a following peak counts fresh pages) and returns false where the kernel cannot reset the peak.
+uint64_t resident_bytes();
+uint64_t peak_resident_bytes();
+bool reset_peak_resident();
+
 // Bytes this process may still allocate: MemAvailable from /proc/meminfo, lowered to what the
 // cgroup's memory.max leaves above memory.current where a container sets a limit, and to what
 // the data-size limit (RLIMIT_DATA, `ulimit -d`) leaves above the process's data (VmData).
@@ -23,6 +30,14 @@ uint64_t available_host_memory();
 // killer with no message. Never raises a limit already set. Returns the limit in force after the
 // call (0: none). Not applied under AddressSanitizer, whose shadow memory is such a mapping.
 uint64_t limit_host_memory_to_available();
+
+// Whether limit_host_memory_to_available can set a limit in this build (not under
+// AddressSanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kHostMemoryLimit = false;
+#else
+constexpr bool kHostMemoryLimit = true;
+#endif
 
 // The limit limit_host_memory_to_available() left in force (0: none set or unknown).
 uint64_t host_memory_limit();

@@ -86,6 +86,19 @@ void cap_scale(ScalePlan& plan, double max_elements, const std::string& why) {
   }
 }
 
+void cap_scale_host(ScalePlan& plan, const std::vector<ScaleSample>& samples, double available_bytes, double fraction) {
+  std::vector<double> e, h;
+  for (const ScaleSample& s : samples)
+    if (s.host_bytes > 0) {
+      e.push_back(s.elements);
+      h.push_back(s.host_bytes);
+    }
+  if (!(available_bytes > 0) || e.size() < 2) return;
+  plan.host = fit_line(e, h);
+  plan.host_elements = std::max(0.0, bound(plan.host, fraction * available_bytes));
+  cap_scale(plan, plan.host_elements, "host memory");
+}
+
 std::vector<std::string> scale_method_list(const std::string& v) {
   static const std::vector<std::string> known = {"hexmg", "tled", "bcsr-pcg", "nr-neohookean", "corot-cg"};
   std::vector<std::string> out;

@@ -2,6 +2,7 @@
 // The scale part's arithmetic (scale_part.cpp), apart from any device: device bytes and host
 // set-up time measured at small sizes, extrapolated linearly in the element count, and the
 // largest size that fits a share of the free device memory and a host set-up time limit.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct ScaleSample {
   double bytes = 0;    // device bytes at this size (the larger of the estimate and the measured)
   double setup_s = 0;  // host mesh generation + set-up + upload (the factory)
   double step_s = 0;   // one time step (the first, warm-up included: an upper bound)
+  double host_bytes = 0;  // peak host memory of the build above the process's before (0: not measured)
 };
 
 struct LinearFit {
@@ -29,6 +31,8 @@ struct ScalePlan {
   std::string limited_by;  // "memory", "setup time" or "step time"
   LinearFit bytes, setup, step;  // the fits it came from
   double memory_elements = 0, time_elements = 0, step_elements = 0;  // each limit's own element count
+  LinearFit host;                        // host bytes (cap_scale_host)
+  double host_elements = INFINITY;       // the element count the host memory holds (cap_scale_host)
 };
 // The largest element count whose extrapolated bytes fit `fraction` x free_bytes, whose
 // extrapolated set-up time fits setup_limit_s and whose time step fits step_limit_s. A
@@ -39,6 +43,12 @@ ScalePlan plan_scale(const std::vector<ScaleSample>& samples, double free_bytes,
 // A method's own limit on the element count (0: none), e.g. 32-bit indices: where it is below the
 // plan's, the plan takes it and names `why` as its bound.
 void cap_scale(ScalePlan& plan, double max_elements, const std::string& why);
+// The host's bound: the samples' peak host bytes fitted like the device bytes, and the plan capped
+// ("host memory") at the element count whose bytes fit `fraction` x available_bytes. A model's
+// host set-up (mesh, the method's host arrays, staging) can need more of the host's memory than
+// of the device's (tled: experiments/head_to_head/PERF_NOTES.md). No-op when available_bytes <= 0
+// or fewer than two samples carry host bytes.
+void cap_scale_host(ScalePlan& plan, const std::vector<ScaleSample>& samples, double available_bytes, double fraction);
 
 // Box divisions {10 m, m, m} (the cantilever's 10:1:1 proportions) with at most `elements`
 // cells, `cells_per_cube` elements per grid cell (1 hexahedra, 6 tetrahedra); m >= 1.

@@ -6,8 +6,10 @@
 // count (scale_fit.h), and the size taken is the largest whose bytes fit scale_memory_fraction of
 // the free memory (cudaMemGetInfo) and whose set-up fits scale_setup_s. That model is built and
 // run a few steps. Writes under ctx.out_dir:
-//   scale_samples.csv  the small sizes: elements, estimate, device_bytes, set-up seconds
-//   scale_rows.csv     per method: the plan (fits, limit), then the large run: elements, predicted
+//   scale_samples.csv  the small sizes: elements, estimate, device_bytes, set-up seconds, the
+//                      build's peak host bytes
+//   scale_rows.csv     per method: the plan (fits, limits: device memory, host memory, set-up and
+//                      step time, the method's indices), then the large run: elements, predicted
 //                      and measured bytes, set-up, steps/s (median of scale_steps with min-max),
 //                      validity
 //   scale_meta.json    device, free memory, options, notes
@@ -25,6 +27,7 @@
 #include "experiments/head_to_head/parts.h"
 #include "experiments/head_to_head/scale_fit.h"
 #include "meshes/errors.h"
+#include "meshes/host_memory.h"
 #include "solvers/common/boundary.h"
 #include "solvers/common/cuda_info.h"
 #include "solvers/common/registry.h"
@@ -97,6 +100,7 @@ double free_device_bytes() {
 struct Built {
   std::unique_ptr<Simulation> sim;
   double elements = 0, estimate = 0, device_bytes = 0, setup_s = 0, used_bytes = 0;
+  double host_bytes = 0;  // peak resident bytes during the build above those before it (0: unknown)
 };
 
 Built build(const ScaleMethod& m, const std::vector<int>& div, const RunOptions& opt) {
@@ -105,9 +109,13 @@ Built build(const ScaleMethod& m, const std::vector<int>& div, const RunOptions&
   Built b;
   b.estimate = entry.estimate_device_bytes ? double(entry.estimate_device_bytes(sc, opt)) : 0.0;
   const double free_before = free_device_bytes();
+  const bool peak_reset = mesh::reset_peak_resident();
+  const double resident_before = double(mesh::resident_bytes());
   const auto t0 = Clock::now();
   b.sim = entry.factory(sc, opt);
   b.setup_s = seconds_since(t0);
+  if (peak_reset && resident_before > 0)
+    b.host_bytes = std::max(0.0, double(mesh::peak_resident_bytes()) - resident_before);
   b.used_bytes = free_before - free_device_bytes();
   b.device_bytes = double(b.sim->device_bytes());
   b.elements = double(b.sim->connectivity().size() / (m.hexahedra ? 8 : 4));
@@ -142,9 +150,10 @@ void run_scale_part(const ExperimentContext& ctx) {
   opt.data_dir = ctx.data_dir;
 
   CsvTable samples({"method", "variant", "divisions", "elements", "estimate_bytes", "device_bytes",
-                    "cudamemgetinfo_bytes", "setup_s", "first_step_s"});
+                    "cudamemgetinfo_bytes", "setup_s", "first_step_s", "host_peak_bytes"});
   CsvTable rows({"method", "variant", "element", "bytes_per_element", "bytes_intercept", "setup_s_per_million",
-                 "free_bytes", "memory_elements", "time_elements", "step_elements", "limited_by", "divisions", "elements",
+                 "free_bytes", "memory_elements", "time_elements", "step_elements", "host_bytes_per_element",
+                 "host_elements", "limited_by", "divisions", "elements",
                  "predicted_bytes", "estimate_bytes", "device_bytes", "cudamemgetinfo_bytes", "device_bytes_vs_predicted",
                  "predicted_setup_s", "setup_s", "steps", "step_ms_median", "step_ms_min", "step_ms_max",
                  "steps_per_s", "validity", "note"});
@@ -171,10 +180,10 @@ void run_scale_part(const ExperimentContext& ctx) {
         Built b = build(m, div, opt);
         const auto t0 = Clock::now();
         b.sim->advance(1);
-        fit_samples.push_back({b.elements, std::max(b.estimate, b.device_bytes), b.setup_s, seconds_since(t0)});
+        fit_samples.push_back({b.elements, std::max(b.estimate, b.device_bytes), b.setup_s, seconds_since(t0), b.host_bytes});
         samples.add_row({m.name, variant, std::to_string(div[0]) + "x" + std::to_string(mi) + "x" + std::to_string(mi),
                          num(b.elements), num(b.estimate), num(b.device_bytes), num(b.used_bytes), num(b.setup_s),
-                         num(fit_samples.back().step_s)});
+                         num(fit_samples.back().step_s), b.host_bytes > 0 ? num(b.host_bytes) : ""});
         samples.write(ctx.out_dir / "scale_samples.csv");
       };
       sample(8);
@@ -182,6 +191,7 @@ void run_scale_part(const ExperimentContext& ctx) {
       double free_b = free_device_bytes();
       ScalePlan plan = plan_scale(fit_samples, free_b, fraction, setup_limit, run_limit / max_steps);
       cap_scale(plan, m.max_elements, m.limit);
+      cap_scale_host(plan, fit_samples, double(mesh::available_host_memory()), fraction);
       // Set-up time grows faster than linearly over two decades (sorting, reordering), so a
       // plan far beyond the samples is checked at half its edge (1/8 of its elements) and
       // redone from the two largest samples.
@@ -191,6 +201,7 @@ void run_scale_part(const ExperimentContext& ctx) {
         free_b = free_device_bytes();
         plan = plan_scale({fit_samples[1], fit_samples[2]}, free_b, fraction, setup_limit, run_limit / max_steps);
         cap_scale(plan, m.max_elements, m.limit);
+        cap_scale_host(plan, {fit_samples[1], fit_samples[2]}, double(mesh::available_host_memory()), fraction);
       }
       const std::vector<int> div = beam_divisions(plan.elements, per_cube);
       const double elements_planned = double(div[0]) * div[1] * div[2] * per_cube;
@@ -199,7 +210,9 @@ void run_scale_part(const ExperimentContext& ctx) {
                   << " bound), predicted " << plan.bytes.at(elements_planned) / 1e9 << " GB\n";
       std::vector<std::string> row = {m.name, variant, m.hexahedra ? "hex8" : "tet4", num(plan.bytes.slope),
                                       num(plan.bytes.intercept), num(plan.setup.slope * 1e6), num(free_b),
-                                      num(plan.memory_elements), num(plan.time_elements), num(plan.step_elements), plan.limited_by,
+                                      num(plan.memory_elements), num(plan.time_elements), num(plan.step_elements),
+                                      plan.host.slope > 0 ? num(plan.host.slope) : "",
+                                      std::isfinite(plan.host_elements) ? num(plan.host_elements) : "", plan.limited_by,
                                       std::to_string(div[0]) + "x" + std::to_string(div[1]) + "x" + std::to_string(div[2])};
       Built big = build(m, div, opt);
       ValidityTracker tracker(bounding_box_diagonal(big.sim->nodes()), big.sim->dt());
@@ -234,7 +247,7 @@ void run_scale_part(const ExperimentContext& ctx) {
     } catch (const std::exception& e) {
       // One method's failure (refused or out of memory) is that method's row; the others still run.
       std::vector<std::string> row = {m.name, variant, m.hexahedra ? "hex8" : "tet4"};
-      row.resize(26);
+      row.resize(rows.columns().size() - 1);
       row.push_back(std::string("failed: ") + e.what());
       rows.add_row(row);
     }
@@ -250,8 +263,9 @@ void run_scale_part(const ExperimentContext& ctx) {
       "m = 8 and 16 (and at half the planned m when that is 40 or more, the plan then redone from the two largest "
       "samples), set-up seconds (mesh generation, set-up, upload) at the same sizes; both fitted as a + b x "
       "elements; the size taken is the largest m whose bytes fit scale_memory_fraction x the free memory "
-      "(cudaMemGetInfo, just before), whose set-up fits scale_setup_s and whose first step (fitted likewise) fits "
-      "scale_run_s / scale_steps";
+      "(cudaMemGetInfo, just before), whose host bytes (the build's peak resident bytes, fitted likewise) fit "
+      "scale_memory_fraction x the host's available memory, whose set-up fits scale_setup_s and whose first step "
+      "(fitted likewise) fits scale_run_s / scale_steps";
   meta["timing"] = "host clock around advance(1) (returns with the device synchronized), after one warm-up step";
   write_json_atomic(ctx.out_dir / "scale_meta.json", meta);
 }

@@ -31,6 +31,7 @@ class CsvTable {
   std::string str() const;
   void write(const std::filesystem::path& path) const { write_file_atomic(path, str()); }
   static std::string num(double v);  // shortest round-trip representation
+  const std::vector<std::string>& columns() const { return columns_; }
 
  private:
   std::vector<std::string> columns_;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "experiments/head_to_head/scale_fit.h"
 #include "meshes/errors.h"
@@ -72,6 +74,30 @@ TEST(ScaleFit, AMethodsIndexLimitCapsThePlan) {
   cap_scale(p, planned / 3, "32-bit gather offsets");
   EXPECT_EQ(p.elements, planned / 3);
   EXPECT_EQ(p.limited_by, "32-bit gather offsets");
+}
+
+TEST(ScaleFit, HostMemoryCapsThePlan) {
+  // 200 B per element on the device (80 GB free: about 320M elements), 600 B per element on the
+  // host plus 50 MB: a 100 GB host holds (0.8 x 100e9 - 50e6) / 600 elements, fewer.
+  std::vector<ScaleSample> t = table();
+  t[0].host_bytes = 50e6 + 600 * t[0].elements;
+  t[1].host_bytes = 50e6 + 600 * t[1].elements;
+  ScalePlan p = plan_scale(t, 80e9, 0.8, 1e9, 1e9);
+  ASSERT_EQ(p.limited_by, "memory");
+  cap_scale_host(p, t, 100e9, 0.8);
+  EXPECT_NEAR(p.host.slope, 600, 1e-6);
+  EXPECT_NEAR(p.host_elements, (0.8 * 100e9 - 50e6) / 600, 1.0);
+  EXPECT_EQ(p.limited_by, "host memory");
+  EXPECT_NEAR(p.elements, p.host_elements, 1.0);
+  // A host with room to spare, an unknown host, or samples without host bytes change nothing.
+  for (const auto& [samples, available] : std::vector<std::pair<std::vector<ScaleSample>, double>>{
+           {t, 1e15}, {t, 0.0}, {table(), 100e9}}) {
+    ScalePlan q = plan_scale(t, 80e9, 0.8, 1e9, 1e9);
+    const double planned = q.elements;
+    cap_scale_host(q, samples, available, 0.8);
+    EXPECT_EQ(q.limited_by, "memory");
+    EXPECT_EQ(q.elements, planned);
+  }
 }
 
 TEST(ScaleFit, MethodListKeepsOrderAndRefusesUnknownNames) {

@@ -4,20 +4,13 @@
 #include <sys/resource.h>
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "meshes/host_memory.h"
 
 namespace {
-
-bool sanitized() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#else
-  return false;
-#endif
-}
 
 rlimit data_limit() {
   rlimit r{};
@@ -28,7 +21,7 @@ rlimit data_limit() {
 }  // namespace
 
 TEST(HostMemory, LimitIsTheAvailableMemoryAboveTheDataNow) {
-  if (sanitized()) GTEST_SKIP() << "AddressSanitizer's shadow memory: no limit is set";
+  if (!eb::mesh::kHostMemoryLimit) GTEST_SKIP() << "AddressSanitizer's shadow memory: no limit is set";
   if (data_limit().rlim_cur != RLIM_INFINITY) GTEST_SKIP() << "a data limit is already set here";
   const uint64_t available = eb::mesh::available_host_memory();
   if (available == 0) GTEST_SKIP() << "no MemAvailable here";
@@ -45,7 +38,7 @@ TEST(HostMemory, LimitIsTheAvailableMemoryAboveTheDataNow) {
 }
 
 TEST(HostMemory, NeverRaisesALimitAlreadySet) {
-  if (sanitized()) GTEST_SKIP() << "AddressSanitizer's shadow memory: no limit is set";
+  if (!eb::mesh::kHostMemoryLimit) GTEST_SKIP() << "AddressSanitizer's shadow memory: no limit is set";
   rlimit r = data_limit();
   const rlim_t preset = rlim_t(4) << 30;  // 4 GiB: more than this process's data
   if (r.rlim_max != RLIM_INFINITY && r.rlim_max < preset) GTEST_SKIP() << "hard limit below 4 GiB";
@@ -59,10 +52,24 @@ TEST(HostMemory, NeverRaisesALimitAlreadySet) {
 }
 
 TEST(HostMemory, TheMessageNamesTheLimit) {
-  if (sanitized()) GTEST_SKIP() << "AddressSanitizer's shadow memory: no limit is set";
+  if (!eb::mesh::kHostMemoryLimit) GTEST_SKIP() << "AddressSanitizer's shadow memory: no limit is set";
   const uint64_t limit = eb::mesh::limit_host_memory_to_available();
   if (limit == 0) GTEST_SKIP() << "no limit could be set here";
   const std::string text = eb::mesh::out_of_host_memory_text();
   EXPECT_NE(text.find("out of host memory"), std::string::npos) << text;
   EXPECT_NE(text.find(std::to_string(limit / 1000000) + " MB"), std::string::npos) << text;
+}
+
+// The scale part measures a build's peak host bytes as the peak resident size after a reset minus
+// the resident size before: a block touched and freed in between counts.
+TEST(HostMemory, PeakAfterAResetCountsATransientBlock) {
+  if (!eb::mesh::reset_peak_resident()) GTEST_SKIP() << "this kernel cannot reset the peak";
+  const uint64_t before = eb::mesh::resident_bytes();
+  ASSERT_GT(before, 0u);
+  EXPECT_LE(eb::mesh::peak_resident_bytes(), before + (uint64_t(16) << 20));
+  {
+    std::vector<char> block(uint64_t(64) << 20, 1);  // every page written
+    EXPECT_EQ(block[block.size() / 2], 1);
+  }
+  EXPECT_GE(eb::mesh::peak_resident_bytes(), before + (uint64_t(60) << 20));
 }
