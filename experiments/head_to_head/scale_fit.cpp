@@ -65,11 +65,11 @@ std::vector<int> beam_divisions(double elements, int cells_per_cube) {
 }
 
 namespace {
-void check_fraction(const std::string& v) {
+void check_fraction(const std::string& key, const std::string& v) {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
   if (end == v.c_str() || *end != '\0' || !(x > 0 && x <= 0.95))
-    throw InputError("head-to-head option scale_memory_fraction='" + v + "' must be in (0, 0.95]");
+    throw InputError("head-to-head option " + key + "='" + v + "' must be in (0, 0.95]");
 }
 void check_seconds(const std::string& key, const std::string& v) {
   char* end = nullptr;
@@ -115,7 +115,11 @@ std::vector<std::string> scale_method_list(const std::string& v) {
 
 std::vector<ExperimentOption> scale_part_options() {
   return {{"scale_memory_fraction", "scale part: share of the free device memory the largest model may take (default 0.8)",
-           check_fraction},
+           [](const std::string& v) { check_fraction("scale_memory_fraction", v); }},
+          {"scale_host_fraction",
+           "scale part: share of the host's available memory (MemAvailable, or what `ulimit -d` leaves) the largest "
+           "model's set-up may take (default 0.8); jobs sharing one host, one per GPU, each take their share",
+           [](const std::string& v) { check_fraction("scale_host_fraction", v); }},
           {"scale_setup_s",
            "scale part: the most seconds of host set-up (mesh generation, method set-up, upload) extrapolated for "
            "one method's largest model (default 20)",

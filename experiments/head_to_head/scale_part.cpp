@@ -139,10 +139,11 @@ void run_scale_part(const ExperimentContext& ctx) {
     return v ? std::stod(*v) : fallback;
   };
   const double fraction = number("scale_memory_fraction", 0.8);
+  const double host_fraction = number("scale_host_fraction", 0.8);
   const double setup_limit = number("scale_setup_s", 20);
   const int max_steps = std::max(1, int(number("scale_steps", 5)));
   const double run_limit = number("scale_run_s", 10);
-  meta["options"] = {{"scale_memory_fraction", fraction}, {"scale_setup_s", setup_limit}, {"scale_steps", max_steps},
+  meta["options"] = {{"scale_memory_fraction", fraction}, {"scale_host_fraction", host_fraction}, {"scale_setup_s", setup_limit}, {"scale_steps", max_steps},
                      {"scale_run_s", run_limit}};
   RunOptions opt;
   opt.backend = Backend::Cuda;
@@ -191,7 +192,7 @@ void run_scale_part(const ExperimentContext& ctx) {
       double free_b = free_device_bytes();
       ScalePlan plan = plan_scale(fit_samples, free_b, fraction, setup_limit, run_limit / max_steps);
       cap_scale(plan, m.max_elements, m.limit);
-      cap_scale_host(plan, fit_samples, double(mesh::available_host_memory()), fraction);
+      cap_scale_host(plan, fit_samples, double(mesh::available_host_memory()), host_fraction);
       // Set-up time grows faster than linearly over two decades (sorting, reordering), so a
       // plan far beyond the samples is checked at half its edge (1/8 of its elements) and
       // redone from the two largest samples.
@@ -201,7 +202,7 @@ void run_scale_part(const ExperimentContext& ctx) {
         free_b = free_device_bytes();
         plan = plan_scale({fit_samples[1], fit_samples[2]}, free_b, fraction, setup_limit, run_limit / max_steps);
         cap_scale(plan, m.max_elements, m.limit);
-        cap_scale_host(plan, {fit_samples[1], fit_samples[2]}, double(mesh::available_host_memory()), fraction);
+        cap_scale_host(plan, {fit_samples[1], fit_samples[2]}, double(mesh::available_host_memory()), host_fraction);
       }
       const std::vector<int> div = beam_divisions(plan.elements, per_cube);
       const double elements_planned = double(div[0]) * div[1] * div[2] * per_cube;
@@ -264,7 +265,7 @@ void run_scale_part(const ExperimentContext& ctx) {
       "samples), set-up seconds (mesh generation, set-up, upload) at the same sizes; both fitted as a + b x "
       "elements; the size taken is the largest m whose bytes fit scale_memory_fraction x the free memory "
       "(cudaMemGetInfo, just before), whose host bytes (the build's peak resident bytes, fitted likewise) fit "
-      "scale_memory_fraction x the host's available memory, whose set-up fits scale_setup_s and whose first step "
+      "scale_host_fraction x the host's available memory, whose set-up fits scale_setup_s and whose first step "
       "(fitted likewise) fits scale_run_s / scale_steps";
   meta["timing"] = "host clock around advance(1) (returns with the device synchronized), after one warm-up step";
   write_json_atomic(ctx.out_dir / "scale_meta.json", meta);

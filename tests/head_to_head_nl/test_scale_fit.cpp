@@ -111,5 +111,26 @@ TEST(ScaleFit, MethodListKeepsOrderAndRefusesUnknownNames) {
   EXPECT_THROW(scale_method_list(""), InputError);
 }
 
+// Each fraction option refuses values outside (0, 0.95] under its own name: a host-memory share of
+// 1.5 would let jobs sharing a host plan past it.
+TEST(ScaleFit, FractionOptionsNameThemselvesWhenRefused) {
+  for (const char* key : {"scale_memory_fraction", "scale_host_fraction"}) {
+    const ExperimentOption* found = nullptr;
+    const std::vector<ExperimentOption> options = scale_part_options();
+    for (const ExperimentOption& o : options)
+      if (o.key == key) found = &o;
+    ASSERT_NE(found, nullptr) << key;
+    EXPECT_NO_THROW(found->check("0.25")) << key;
+    for (const char* bad : {"1.5", "0", "x", "0.3x"}) {
+      try {
+        found->check(bad);
+        ADD_FAILURE() << key << "=" << bad << " was accepted";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(std::string(key) + "='" + bad + "'"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace eb::head_to_head
