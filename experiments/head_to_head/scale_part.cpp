@@ -34,6 +34,7 @@
 #include "solvers/common/results.h"
 #include "solvers/common/validity.h"
 #include "solvers/linalg/element_gather.h"
+#include "solvers/tled/tled_setup.h"
 
 namespace eb::head_to_head {
 namespace {
@@ -50,7 +51,7 @@ struct ScaleMethod {
 };
 const std::vector<ScaleMethod> kMethods = {
     {"hexmg", true},
-    {"tled", true},
+    {"tled", true, double(tled::tled_max_elements()), "32-bit element slot indices"},
     {"bcsr-pcg", false, double(linalg::sliced_gather_max_elements(4)), "32-bit gather offsets"},
     {"nr-neohookean", false},
     {"corot-cg", false}};

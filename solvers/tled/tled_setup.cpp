@@ -89,8 +89,9 @@ TledSetup build_tled_setup(const Scenario& sc, const RunOptions& options) {
   s.nodes = hex.nodes;
   s.num_nodes = int64_t(hex.nodes.size());
   s.num_elements = int64_t(hex.elems.size());
-  if (s.num_elements * 8 >= (int64_t(1) << 30))
-    throw InputError("tled: mesh too large for 32-bit element slot indices");
+  if (s.num_elements > tled_max_elements())
+    throw InputError("tled: " + std::to_string(s.num_elements) + " hexahedra pass the " +
+                     std::to_string(tled_max_elements()) + " that the 32-bit element slot indices address");
   s.connectivity.resize(8 * hex.elems.size());
   for (size_t e = 0; e < hex.elems.size(); ++e)
     for (int a = 0; a < 8; ++a) s.connectivity[8 * e + a] = hex.elems[e][a];

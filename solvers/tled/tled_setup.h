@@ -120,6 +120,11 @@ struct TledSetup {
   nlohmann::json describe() const;  // facts for details()
 };
 
+// The most hexahedra the gather's int32 slot lists address: an entry is 2 * slot + sign with a slot
+// below 8 E (the hourglass variant's 8 slots per element), so 16 E must stay below 2^31.
+constexpr int64_t tled_max_elements() { return (int64_t(1) << 27) - 1; }
+
+// InputError for a mesh of more than tled_max_elements() hexahedra, among the others.
 TledSetup build_tled_setup(const Scenario& scenario, const RunOptions& options);
 
 // Per-element fields (von Mises, energy density, damage, material id) evaluated in precision T
