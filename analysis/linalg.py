@@ -149,21 +149,20 @@ def build(results_dir, figures_dir):
     table = collect(results_dir)
     if not table:
         raise RuntimeError(f"no bench_sparse_*.json with results in {results_dir}")
-    # A matrix and precision the chosen run did not finish (cut by the device call's limit) keeps
-    # the asked folder's row, marked with its device: each row's numbers come from one process on
-    # one device, and no measured row is dropped.
+    # A matrix and precision for which the chosen run lacks benchmarks the asked folder has (a run
+    # cut by the device call's limit) also shows the asked folder's row, marked with its device,
+    # below the chosen run's (if any): each row's numbers come from one process on one device, and
+    # no measured row is dropped.
     kept = []
     if os.path.realpath(asked) != os.path.realpath(results_dir):
         device = os.path.basename(os.path.dirname(os.path.realpath(asked)))
         older = collect(asked)
 
-        def count(t, m, prec):
-            return sum(1 for k in t if k[4] == m and k[3] == prec)
+        def benchmarks(t, m, prec):
+            return {k[:4] for k in t if k[4] == m and k[3] == prec}
         for m, prec in sorted({(k[4], k[3]) for k in older}):
-            if count(table, m, prec) >= count(older, m, prec):
+            if benchmarks(older, m, prec) <= benchmarks(table, m, prec):
                 continue
-            for k in [k for k in table if k[4] == m and k[3] == prec]:
-                del table[k]
             for k, v in older.items():
                 if k[4] == m and k[3] == prec:
                     table[k[:4] + (f"{m} ({device})",)] = v
@@ -186,9 +185,9 @@ def build(results_dir, figures_dir):
     if other:
         out += [other, ""]
     if kept:
-        out += [f"Rows marked ({device}) are from `{result_format.results_name(asked)}`, where that run did not finish "
-                f"the matrix ({', '.join(kept)}: cut by the device call's limit); their spread is the coefficient of "
-                "variation, not min-max.", ""]
+        out += [f"Rows marked ({device}) are from `{result_format.results_name(asked)}`, shown where the run above "
+                f"did not finish benchmarks that run has ({', '.join(kept)}: cut by the device call's limit); their "
+                "spread is the coefficient of variation, not min-max.", ""]
 
     header = ["matrix", "fp", "DOFs", "BCSR (min-max)", "of triad", "cuSPARSE CSR", "BCSR speed-up", "cuSPARSE BSR",
               "BCSR speed-up", "PCG iteration", "PCG / compulsory time", "single-reduction PCG iteration",

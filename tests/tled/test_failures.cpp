@@ -1,7 +1,11 @@
 // Bad input and failed runs give clear answers: an unstable step inverts elements, which the
 // method counts with the element and the step (the runner turns them into an invalid run,
 // tests/common/cli_contract.sh); unsupported options are InputErrors.
+#include <cstdint>
+#include <limits>
+
 #include "meshes/errors.h"
+#include "solvers/tled/tled_setup.h"
 #include "tests/tled/tled_test_util.h"
 
 namespace eb::tled::test {
@@ -48,6 +52,14 @@ TEST_P(Failures, UnsupportedInputIsRejected) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tled, Failures, ::testing::ValuesIn(regimes()), regime_name);
+
+// The limit the set-up checks and the scale part plans with: the largest slot-list entry,
+// 2 * (8 E - 1) + 1, must be an int32 at tled_max_elements() hexahedra.
+TEST(TledLimits, LargestSlotEntryFitsInt32) {
+  const int64_t E = tled_max_elements();
+  EXPECT_LE(2 * (8 * E - 1) + 1, int64_t(std::numeric_limits<int32_t>::max()));
+  EXPECT_EQ(E, 134217727);
+}
 
 }  // namespace
 }  // namespace eb::tled::test
