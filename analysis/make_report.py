@@ -33,6 +33,7 @@ sys.path.insert(0, HERE)
 from portable_paths import portable_paths  # noqa: E402
 from run_validity import run_records, run_validity_table  # noqa: E402
 import verdict_table as vt  # noqa: E402
+import result_format  # noqa: E402
 
 
 def load_module(name):
@@ -72,7 +73,7 @@ def provenance_rows(manifest):
     m, b = manifest.get("machine", {}), manifest.get("build", {})
     gpu = m.get("gpu") or {}
     return [
-        ("CPU", f"{m.get('cpu_model', '?')} ({m.get('cpu_threads', '?')} threads)"),
+        ("CPU", f"{m.get('cpu_model', '?')} ({result_format.threads_text(m)})"),
         ("GPU", gpu.get("name", "none: " + str(m.get("gpu_unavailable_reason", "")))),
         ("git commit", f"`{b['git_commit']}`" if b.get("git_commit", "not recorded") != "not recorded" else "not recorded"),
         ("build", f"{b.get('build_type', '?')}, {b.get('cxx_compiler', '?')}, CUDA {b.get('cuda_compiler') or 'off'}"
@@ -98,7 +99,7 @@ def parts_provenance(manifest):
         else:
             gpu = (m.get("gpu") or {}).get("name", "no GPU")
             commit = str(b.get("git_commit", "not recorded"))[:12]
-            other.setdefault(f"{m.get('cpu_model', '?')} ({m.get('cpu_threads', '?')} threads), {gpu}, "
+            other.setdefault(f"{m.get('cpu_model', '?')} ({result_format.threads_text(m)}), {gpu}, "
                              f"commit `{commit}`, {m.get('date', '?')}", []).append(name)
     text = (", ".join(same) + " on the machine above") if same else ""
     for where, names in other.items():
@@ -213,7 +214,7 @@ def machine_names(per_experiment):
                 continue
             gpu = m.get("gpu") or {}
             name = (gpu.get("name") + " with " if gpu.get("name") else "CPU only: ") + \
-                f"{m.get('cpu_model', '?')} ({m.get('cpu_threads', '?')} threads)"
+                f"{m.get('cpu_model', '?')} ({result_format.threads_text(m)})"
             if name not in seen:
                 seen.append(name)
     return seen

@@ -133,7 +133,16 @@ def source_line(asked, used, meta, what):
     if os.path.realpath(asked) == os.path.realpath(used):
         return None
     who = f"{machine_line(meta)} (`{results_name(used)}`)" if meta else f"`{results_name(used)}`"
-    return f"This section reports {who} instead of `{results_name(asked)}`, whose {what}."
+    note = (meta or {}).get("run_note")
+    return f"This section reports {who} instead of `{results_name(asked)}`, whose {what}." + \
+        (f" That run: {note.rstrip('.')}." if isinstance(note, str) and note else "")
+
+
+def threads_text(m):
+    """The machine's threads, as 'U of N threads' where the run could use only U of the host's N
+    (pinned with taskset: machine_info's cpu_threads_usable)."""
+    n, u = m.get("cpu_threads", "?"), m.get("cpu_threads_usable")
+    return f"{u} of {n} threads" if isinstance(u, int) and isinstance(n, int) and u < n else f"{n} threads"
 
 
 def machine_line(meta):
@@ -145,7 +154,7 @@ def machine_line(meta):
         return gpu if isinstance(gpu, str) and gpu else "machine not recorded"
     gpu = m.get("gpu")
     gpu = gpu.get("name", "") if isinstance(gpu, dict) else "no GPU"
-    return f"{m.get('cpu_model', '')} ({m.get('cpu_threads', '')} threads), {gpu}"
+    return f"{m.get('cpu_model', '')} ({threads_text(m)}), {gpu}"
 
 
 def machine_text(meta):
@@ -154,7 +163,7 @@ def machine_text(meta):
     if not m:
         return "not recorded"
     gpu = (m.get("gpu") or {}).get("name") if meta.get("gpu") else None
-    cpu = f"{m.get('cpu_model', 'CPU not recorded')} ({m.get('cpu_threads', '?')} threads)"
+    cpu = f"{m.get('cpu_model', 'CPU not recorded')} ({threads_text(m)})"
     return f"GPU {gpu}, CPU {cpu}" if gpu else f"no GPU, CPU {cpu}"
 
 

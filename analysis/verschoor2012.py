@@ -836,7 +836,7 @@ def build(results_dir, figures_dir):
     md.append(f"Paper machine: {pub['machine']['gpu']}, {pub['machine']['cpu']} ({pub['machine']['cite'].split(':')[0]}). "
               f"Ours: GPU {(gpu_name or '?') if meta.get('gpu') else NOT_RUN}"
               + (f" ({meta['gpu_note']})" if meta.get("gpu_note") else "")
-              + f", CPU {machine.get('cpu_model', '?')} ({machine.get('cpu_threads', '?')} threads).")
+              + f", CPU {machine.get('cpu_model', '?')} ({result_format.threads_text(machine)}).")
     if perf is not None and "validity" not in perf[0]:
         md.append(f"Validity: {NOT_RECORDED} for these results; their numbers are shown as measured.")
     md.append(f"Published values: {pub['source_copy']}.")

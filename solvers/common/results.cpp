@@ -1,5 +1,6 @@
 #include "solvers/common/results.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -61,12 +62,22 @@ std::string now_iso8601() {
 }
 }  // namespace
 
+// The processors this process may run on (taskset, cgroup cpusets): a run pinned to part of a
+// shared host (scripts/device_parallel.sh) says so, where hardware_concurrency counts the host's.
+int usable_cpu_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return int(std::thread::hardware_concurrency());
+  return CPU_COUNT(&set);
+}
+
 nlohmann::json machine_info(int cuda_device) {
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
   nlohmann::json m = {{"hostname", host},
                       {"cpu_model", cpu_model()},
                       {"cpu_threads", int(std::thread::hardware_concurrency())},
+                      {"cpu_threads_usable", usable_cpu_threads()},
                       {"date", now_iso8601()}};
   const GpuInfo g = cuda_device_info(cuda_device);
   if (g.usable) {

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <fstream>
 #include <sstream>
@@ -38,6 +39,27 @@ TEST(Results, CsvQuotesAndRoundTripsNumbers) {
   EXPECT_NE(s.find("\"with,comma \"\"q\"\"\""), std::string::npos) << s;
   EXPECT_EQ(std::stod(eb::CsvTable::num(1.0 / 3.0)), 1.0 / 3.0);
   EXPECT_EQ(s.substr(0, 11), "name,value\n");
+}
+
+// A process pinned to one processor records 1 usable thread beside the host's count.
+TEST(Results, MachineRecordsTheProcessorsThisProcessMayUse) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &before)) first = c;
+  ASSERT_GE(first, 0);
+  const auto all = eb::machine_info(0);
+  EXPECT_EQ(all["cpu_threads_usable"].get<int>(), CPU_COUNT(&before));
+  EXPECT_LE(all["cpu_threads_usable"].get<int>(), all["cpu_threads"].get<int>());
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const auto pinned = eb::machine_info(0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(pinned["cpu_threads_usable"].get<int>(), 1);
+  EXPECT_EQ(pinned["cpu_threads"].get<int>(), all["cpu_threads"].get<int>());
 }
 
 TEST(Results, ProvenanceHasMachineBuildAndCommit) {

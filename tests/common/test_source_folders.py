@@ -165,6 +165,18 @@ text = head_to_head_nonlinear._scale(os.path.join(root, "h100", "head-to-head"))
 if "| 184.3 (+ 150.2 estimate) |" not in text or "| 178.7 |" not in text:
     failures.append(f"scale set-up cells: {text!r}")
 
+# A run pinned to part of a shared host reads "U of N threads", and its meta's run_note follows the
+# source line: a reader of a CPU column learns which cores it had.
+line = result_format.source_line(
+    os.path.join(root, "h100", "x"), os.path.join(root, "h200", "x"),
+    {"machine": {"cpu_model": "Xeon", "cpu_threads": 64, "cpu_threads_usable": 16, "gpu": {"name": "H200"}},
+     "run_note": "pinned to cores 0-15."}, "rows lack spreads")
+if "Xeon (16 of 64 threads), H200" not in line or not line.endswith("That run: pinned to cores 0-15."):
+    failures.append(f"source line of a pinned run: {line!r}")
+if result_format.machine_line({"machine": {"cpu_model": "Xeon", "cpu_threads": 2, "cpu_threads_usable": 2}}) != \
+        "Xeon (2 threads), no GPU":
+    failures.append("machine line of an unpinned run")
+
 if failures:
     print("FAILED:\n" + "\n".join(failures))
     sys.exit(1)
