@@ -202,6 +202,13 @@ def _scale(results_dir):
     return text
 
 
+def _held_bytes(r):
+    """The larger of the estimate and the method's own device bytes; runs that report their own
+    bytes skip the estimate at the largest size (blank)."""
+    vals = [float(r[k]) for k in ("estimate_bytes", "device_bytes") if r.get(k) not in (None, "")]
+    return max((v for v in vals if v == v), default=float("nan"))
+
+
 def _setup_cell(r):
     """The set-up seconds, with the device-memory estimate's before it where the run timed them
     (the estimate builds much of the problem again, so the call's wall time holds both)."""
@@ -249,7 +256,7 @@ def _scale_run(results_dir, title):
                      _num(float(fits)) if fits is not None and fits == fits else "",
                      _num(float(host)) if host is not None and host == host else "not measured", r["limited_by"],
                      r["elements"], float(r["predicted_bytes"]) / 1e9,
-                     max(float(r["estimate_bytes"]), float(r["device_bytes"])) / 1e9, _setup_cell(r),
+                     _held_bytes(r) / 1e9, _setup_cell(r),
                      f"{_num(float(r['steps_per_s']))} ({_num(1e3 / float(r['step_ms_max']))}-"
                      f"{_num(1e3 / float(r['step_ms_min']))})", v])
     md.append(_table(["method", "variant", "element", "bytes/element", "elements the free memory holds (predicted)",

@@ -101,18 +101,19 @@ double free_device_bytes() {
 struct Built {
   std::unique_ptr<Simulation> sim;
   double elements = 0, estimate = 0, device_bytes = 0, setup_s = 0, used_bytes = 0;
-  // The estimate builds much of the problem again (nr-neohookean: its whole SharedNZ plan), so its
-  // seconds count against scale_setup_s with the set-up's.
+  // The estimate builds much of the problem again (tled its host set-up, nr-neohookean its whole
+  // SharedNZ plan): the largest model asks for it only where the method does not report its own
+  // device bytes (Simulation::device_bytes() 0), and then its seconds count against scale_setup_s.
   double estimate_s = 0;
   double host_bytes = 0;  // peak resident bytes during the build above those before it (0: unknown)
 };
 
-Built build(const ScaleMethod& m, const std::vector<int>& div, const RunOptions& opt) {
+Built build(const ScaleMethod& m, const std::vector<int>& div, const RunOptions& opt, bool estimate) {
   const Scenario sc = scale_scenario(m.name, div);
   const MethodEntry& entry = methods().find(m.name, sc.solver.variant, Backend::Cuda, Precision::Fp32);
   Built b;
   const auto te = Clock::now();
-  b.estimate = entry.estimate_device_bytes ? double(entry.estimate_device_bytes(sc, opt)) : 0.0;
+  b.estimate = estimate && entry.estimate_device_bytes ? double(entry.estimate_device_bytes(sc, opt)) : 0.0;
   b.estimate_s = seconds_since(te);
   const double free_before = free_device_bytes();
   const bool peak_reset = mesh::reset_peak_resident();
@@ -167,7 +168,7 @@ void run_scale_part(const ExperimentContext& ctx) {
   meta["device"] = cuda_device_info(0).name;
   write_json_atomic(ctx.out_dir / "scale_meta.json", meta);  // again at the end, with the notes
   // A first build starts the CUDA context and the allocator, outside every measurement.
-  { Built warm = build(kMethods[1], {20, 2, 2}, opt); }
+  { Built warm = build(kMethods[1], {20, 2, 2}, opt, false); }
   std::vector<ScaleMethod> chosen = kMethods;
   if (const std::string* v = ctx.option("scale_methods")) {
     const std::vector<std::string> names = scale_method_list(*v);
@@ -182,13 +183,16 @@ void run_scale_part(const ExperimentContext& ctx) {
     const std::string variant = gpu_variant(m.name);
     std::vector<ScaleSample> fit_samples;
     try {
+      bool reports_bytes = true;  // every sample's device_bytes() > 0: the largest model needs no estimate
       auto sample = [&](int mi) {
         const std::vector<int> div = {10 * mi, mi, mi};
-        Built b = build(m, div, opt);
+        Built b = build(m, div, opt, true);
+        reports_bytes = reports_bytes && b.device_bytes > 0;
         const auto t0 = Clock::now();
         b.sim->advance(1);
         fit_samples.push_back(
-            {b.elements, std::max(b.estimate, b.device_bytes), b.estimate_s + b.setup_s, seconds_since(t0), b.host_bytes});
+            {b.elements, std::max(b.estimate, b.device_bytes), b.setup_s + (b.device_bytes > 0 ? 0.0 : b.estimate_s),
+             seconds_since(t0), b.host_bytes});
         samples.add_row({m.name, variant, std::to_string(div[0]) + "x" + std::to_string(mi) + "x" + std::to_string(mi),
                          num(b.elements), num(b.estimate), num(b.device_bytes), num(b.used_bytes), num(b.estimate_s), num(b.setup_s),
                          num(fit_samples.back().step_s), b.host_bytes > 0 ? num(b.host_bytes) : ""});
@@ -222,7 +226,7 @@ void run_scale_part(const ExperimentContext& ctx) {
                                       plan.host.slope > 0 ? num(plan.host.slope) : "",
                                       std::isfinite(plan.host_elements) ? num(plan.host_elements) : "", plan.limited_by,
                                       std::to_string(div[0]) + "x" + std::to_string(div[1]) + "x" + std::to_string(div[2])};
-      Built big = build(m, div, opt);
+      Built big = build(m, div, opt, !reports_bytes);
       ValidityTracker tracker(bounding_box_diagonal(big.sim->nodes()), big.sim->dt());
       const auto tw = Clock::now();
       big.sim->advance(1);
@@ -243,9 +247,9 @@ void run_scale_part(const ExperimentContext& ctx) {
       const bool valid = tracker.valid();
       const double predicted = plan.bytes.at(big.elements);
       const std::vector<std::string> rest = {
-          num(big.elements), num(predicted), num(big.estimate), num(big.device_bytes), num(big.used_bytes),
+          num(big.elements), num(predicted), reports_bytes ? "" : num(big.estimate), num(big.device_bytes), num(big.used_bytes),
           num(std::max(big.estimate, big.device_bytes) / predicted), num(plan.setup.at(big.elements)),
-          num(big.estimate_s), num(big.setup_s), std::to_string(steps), valid ? num(ms[ms.size() / 2]) : "", valid ? num(ms.front()) : "",
+          reports_bytes ? "" : num(big.estimate_s), num(big.setup_s), std::to_string(steps), valid ? num(ms[ms.size() / 2]) : "", valid ? num(ms.front()) : "",
           valid ? num(ms.back()) : "", valid ? num(1e3 / ms[ms.size() / 2]) : "",
           valid ? "valid" : "invalid: " + tracker.reasons().front(),
           steps < max_steps ? "warm-up step took " + num(warm_s) + " s: " + std::to_string(steps) + " steps timed (scale_run_s)"
@@ -269,8 +273,9 @@ void run_scale_part(const ExperimentContext& ctx) {
   meta["method"] =
       "device bytes = max(the method's estimate behind run --gpu-memory-limit, Simulation::device_bytes()) at "
       "m = 8 and 16 (and at half the planned m when that is 40 or more, the plan then redone from the two largest "
-      "samples), set-up seconds (the estimate, which builds much of the problem again, then mesh generation, "
-      "set-up, upload) at the same sizes; both fitted as a + b x "
+      "samples), set-up seconds (mesh generation, set-up, upload, and the estimate, which builds much of the problem "
+      "again, where the method does not report its device bytes and the largest model needs it too) at the same "
+      "sizes; both fitted as a + b x "
       "elements; the size taken is the largest m whose bytes fit scale_memory_fraction x the free memory "
       "(cudaMemGetInfo, just before), whose host bytes (the build's peak resident bytes, fitted likewise) fit "
       "scale_host_fraction x the host's available memory, whose set-up fits scale_setup_s and whose first step "
