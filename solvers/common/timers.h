@@ -3,6 +3,7 @@
 // with CUDA events (solvers/common/cuda_timer.h) and fed in here once the events have completed.
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,23 @@ class Stopwatch {
 
  private:
   std::chrono::steady_clock::time_point start_;
+};
+
+// Seconds per named stage of a set-up, in the order they ran: lap(name) closes the stage that
+// began at the previous lap (or at construction). Set-ups that take minutes at scale report these
+// in details() so that the slow stage is named by the run itself.
+class SetupLaps {
+ public:
+  void lap(const std::string& name) {
+    laps_.push_back({name, watch_.elapsed_ms() / 1e3});
+    watch_.reset();
+  }
+  void append(const std::vector<std::pair<std::string, double>>& more) { laps_.insert(laps_.end(), more.begin(), more.end()); }
+  const std::vector<std::pair<std::string, double>>& laps() const { return laps_; }
+
+ private:
+  Stopwatch watch_;
+  std::vector<std::pair<std::string, double>> laps_;
 };
 
 }  // namespace eb

@@ -4,6 +4,7 @@
 #include "solvers/linalg/sparse_formats.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "meshes/errors.h"
@@ -78,25 +79,47 @@ void require_square(const AssembledMatrix<T>& a, const char* what) {
 }
 
 // Splits a square description into its diagonal and the off-diagonal rest; every diagonal entry
-// must be in the pattern (else the D-format could not give the pattern back).
+// must be in the pattern (else the D-format could not give the pattern back). Rows are counted,
+// then copied in parallel: a set-up's pattern reaches 10^9 entries.
 template <class T>
 std::pair<std::vector<T>, AssembledMatrix<T>> split_diagonal(const AssembledMatrix<T>& a, const char* what) {
   require_square(a, what);
-  std::vector<T> diag(size_t(a.rows), T(0));
-  std::vector<char> seen(size_t(a.rows), 0);
-  AssembledMatrix<T> off = shell<T>(a.rows, a.cols, a.nnz());
-  for (size_t k = 0; k < a.nnz(); ++k) {
-    if (a.row[k] == a.col[k]) {
-      diag[size_t(a.row[k])] = a.val[k];
-      seen[size_t(a.row[k])] = 1;
-    } else {
-      push(off, a.row[k], a.col[k], a.val[k]);
-    }
+  const std::vector<Offset> ptr = row_starts(a);
+  const int64_t rows = a.rows;
+  std::vector<T> diag(size_t(rows), T(0));
+  std::vector<Offset> off_ptr(size_t(rows) + 1, 0);
+  int64_t missing = std::numeric_limits<int64_t>::max();  // the first row without a diagonal
+#pragma omp parallel for schedule(static) reduction(min : missing)
+  for (int64_t i = 0; i < rows; ++i) {
+    bool seen = false;
+    for (Offset k = ptr[size_t(i)]; k < ptr[size_t(i) + 1]; ++k)
+      if (a.col[size_t(k)] == Index(i)) {
+        diag[size_t(i)] = a.val[size_t(k)];
+        seen = true;
+      }
+    off_ptr[size_t(i) + 1] = ptr[size_t(i) + 1] - ptr[size_t(i)] - (seen ? 1 : 0);
+    if (!seen) missing = std::min(missing, i);
   }
-  for (Index i = 0; i < a.rows; ++i)
-    if (!seen[size_t(i)])
-      throw InputError(std::string(what) + " needs every diagonal entry in the pattern: row " + std::to_string(i) +
-                       " has none");
+  if (missing != std::numeric_limits<int64_t>::max())
+    throw InputError(std::string(what) + " needs every diagonal entry in the pattern: row " + std::to_string(missing) +
+                     " has none");
+  std::partial_sum(off_ptr.begin(), off_ptr.end(), off_ptr.begin());
+  AssembledMatrix<T> off;
+  off.rows = a.rows;
+  off.cols = a.cols;
+  off.row.resize(size_t(off_ptr.back()));
+  off.col.resize(size_t(off_ptr.back()));
+  off.val.resize(size_t(off_ptr.back()));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; ++i) {
+    size_t q = size_t(off_ptr[size_t(i)]);
+    for (Offset k = ptr[size_t(i)]; k < ptr[size_t(i) + 1]; ++k)
+      if (a.col[size_t(k)] != Index(i)) {
+        off.row[q] = Index(i);
+        off.col[q] = a.col[size_t(k)];
+        off.val[q++] = a.val[size_t(k)];
+      }
+  }
   off.block = 1;
   return {std::move(diag), std::move(off)};
 }
@@ -257,6 +280,27 @@ BcsrMatrix<T> to_bcsr(const AssembledMatrix<T>& a) {
   return m;
 }
 
+// The first `width` entries of every row as ELL (column-major), rows in parallel.
+template <class T>
+EllMatrix<T> ell_head(const AssembledMatrix<T>& a, const std::vector<Offset>& ptr, Index width) {
+  EllMatrix<T> m;
+  m.rows = a.rows;
+  m.cols = a.cols;
+  m.width = width;
+  m.col.assign(size_t(width) * size_t(a.rows), Index(-1));
+  m.val.assign(size_t(width) * size_t(a.rows), T(0));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(a.rows); ++i) {
+    const Offset len = std::min<Offset>(ptr[size_t(i) + 1] - ptr[size_t(i)], width);
+    for (Offset k = 0; k < len; ++k) {
+      const size_t slot = size_t(k) * size_t(a.rows) + size_t(i);
+      m.col[slot] = a.col[size_t(ptr[size_t(i)] + k)];
+      m.val[slot] = a.val[size_t(ptr[size_t(i)] + k)];
+    }
+  }
+  return m;
+}
+
 template <class T>
 EllMatrix<T> to_ell(const AssembledMatrix<T>& a, Index width) {
   const std::vector<Offset> ptr = row_starts(a);
@@ -267,19 +311,7 @@ EllMatrix<T> to_ell(const AssembledMatrix<T>& a, Index width) {
     throw InputError("ELL width " + std::to_string(width) + " is smaller than the longest row (" +
                      std::to_string(longest) + " entries, row " +
                      std::to_string(std::max_element(len.begin(), len.end()) - len.begin()) + ")");
-  EllMatrix<T> m;
-  m.rows = a.rows;
-  m.cols = a.cols;
-  m.width = width;
-  m.col.assign(size_t(width) * size_t(a.rows), Index(-1));
-  m.val.assign(size_t(width) * size_t(a.rows), T(0));
-  for (Index i = 0; i < a.rows; ++i)
-    for (Offset k = 0; k < len[size_t(i)]; ++k) {
-      const size_t slot = size_t(k) * size_t(a.rows) + size_t(i);
-      m.col[slot] = a.col[size_t(ptr[size_t(i)] + k)];
-      m.val[slot] = a.val[size_t(ptr[size_t(i)] + k)];
-    }
-  return m;
+  return ell_head(a, ptr, width);
 }
 
 template <class T>
@@ -289,21 +321,22 @@ HybMatrix<T> to_hyb(const AssembledMatrix<T>& a, Index width) {
   if (width < 0) width = hyb_default_width(len);
   HybMatrix<T> m;
   // The ELL part is the description cut at `width` entries per row; the rest, in order, is COO.
-  AssembledMatrix<T> head = shell<T>(a.rows, a.cols, a.nnz());
+  m.ell = ell_head(a, ptr, width);
+  std::vector<Offset> tail(len.size() + 1, 0);
+  for (size_t i = 0; i < len.size(); ++i) tail[i + 1] = tail[i] + std::max<Offset>(0, len[i] - width);
   m.coo.rows = a.rows;
   m.coo.cols = a.cols;
-  for (Index i = 0; i < a.rows; ++i)
-    for (Offset k = 0; k < len[size_t(i)]; ++k) {
-      const size_t e = size_t(ptr[size_t(i)] + k);
-      if (k < width) {
-        push(head, a.row[e], a.col[e], a.val[e]);
-      } else {
-        m.coo.row.push_back(a.row[e]);
-        m.coo.col.push_back(a.col[e]);
-        m.coo.val.push_back(a.val[e]);
-      }
+  m.coo.row.resize(size_t(tail.back()));
+  m.coo.col.resize(size_t(tail.back()));
+  m.coo.val.resize(size_t(tail.back()));
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(a.rows); ++i)
+    for (Offset k = width; k < len[size_t(i)]; ++k) {
+      const size_t q = size_t(tail[size_t(i)] + k - width), e = size_t(ptr[size_t(i)] + k);
+      m.coo.row[q] = a.row[e];
+      m.coo.col[q] = a.col[e];
+      m.coo.val[q] = a.val[e];
     }
-  m.ell = to_ell(head, width);
   return m;
 }
 

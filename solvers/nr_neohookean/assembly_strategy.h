@@ -64,6 +64,12 @@ struct AssemblyProblem {
   int threads = 0;                               // host strategies: OpenMP threads (0: all)
   int device = 0;                                // device strategies: CUDA ordinal
   mesh::NodePartitioner partitioner = mesh::NodePartitioner::Greedy;  // SharedNZ's node partitions
+  // Device strategies build a host plan whose size is known only once it is built (rebuilding it
+  // for an estimate doubled the set-up at 10^7 elements). They check their bytes plus
+  // device_reserve_bytes (what the engine allocates beside them, after them) against the free
+  // memory and gpu_memory_limit (0: none) once the plan exists, before uploading anything.
+  std::size_t device_reserve_bytes = 0;
+  std::size_t gpu_memory_limit = 0;
 };
 
 // Element checks accumulated by record_element (host: GCC atomics from OpenMP threads; device:
@@ -157,6 +163,13 @@ struct AssemblyWork {
   double flops = 0;
 };
 
+// What a device strategy's memory check names: the run as the engine's own check names it
+// ("nr-neohookean cuda fp32"), then the strategy.
+template <class T>
+std::string strategy_memory_label(const std::string& strategy) {
+  return std::string("nr-neohookean cuda ") + (sizeof(T) == sizeof(float) ? "fp32" : "fp64") + " (" + strategy + ")";
+}
+
 template <class T>
 class AssemblyStrategy {
  public:
@@ -169,6 +182,8 @@ class AssemblyStrategy {
   // Device memory the strategy holds (0 on the host).
   virtual std::size_t device_bytes() const { return 0; }
   virtual AssemblyWork work() const = 0;
+  // Seconds of the strategy's own set-up stages (partition, plan, upload), where it has any.
+  virtual std::vector<std::pair<std::string, double>> setup_seconds() const { return {}; }
 };
 
 template <class T>

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "meshes/errors.h"
+#include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
 #include "solvers/nr_neohookean/coloured_plan.h"
 
@@ -37,6 +38,12 @@ class ColouredCuda final : public AssemblyStrategy<T> {
     EB_CUDA_CHECK(cudaSetDevice(p.device));
     plan_ = make_coloured_plan(p.nodes, *p.connectivity, *p.map);
     value_count_ = p.map->value_count;
+    const std::size_t ints = plan_.conn.size() + plan_.entry.size() + plan_.force.size() + plan_.slot_element.size() +
+                             plan_.zero_rows.size();
+    require_device_memory(double(sizeof(int32_t) * ints +
+                                 sizeof(T) * plan_.slot_element.size() * std::size_t(tet::supplemental_size(p.form)) +
+                                 p.device_reserve_bytes),
+                          strategy_memory_label<T>("coloured"), p.device, p.gpu_memory_limit);
     conn_.upload(plan_.conn);
     entry_.upload(plan_.entry);
     force_.upload(plan_.force);

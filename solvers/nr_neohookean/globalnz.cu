@@ -18,6 +18,7 @@
 #include <queue>
 #include <vector>
 
+#include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
 #include "solvers/linalg/device_formats.cuh"
 #include "solvers/nr_neohookean/assembly_strategy.h"
@@ -227,6 +228,8 @@ class GlobalNz final : public AssemblyStrategy<T> {
     blocks_ = g.blocks;
     max_nodes_ = g.max_block_nodes;
     bytes_ = plan_bytes(g, p);
+    require_device_memory(double(bytes_ + p.device_reserve_bytes), strategy_memory_label<T>("globalnz"), p.device,
+                          p.gpu_memory_limit);
     node_ptr_.upload(g.node_ptr);
     node_list_.upload(g.node_list);
     local_.upload(g.local);

@@ -16,6 +16,9 @@
 
 namespace eb::nr_neohookean {
 
+template <class T>
+std::size_t estimate_engine_bytes(const NrSetup& s, bool with_strategy);
+
 namespace {
 
 constexpr int kThreads = 256;
@@ -179,23 +182,15 @@ double median_spmv_ms(const linalg::LinearOperator<T>& A, const T* x, T* y, cuda
   return ms.empty() ? 0.0 : ms[ms.size() / 2];
 }
 
-// Bytes of a device operator of `format` for `pattern` (its arrays, the COO carry scratch, the
-// diagonal positions where it has no diagonal array).
+// Bytes of the device operator of the setup's format (its arrays, the COO carry scratch, the
+// diagonal positions where it has no diagonal array), from the sizes the setup recorded when it
+// built the format: converting the pattern again only to count it cost seconds at 10^7 elements.
 template <class T>
-std::size_t operator_bytes(const linalg::AssembledMatrix<double>& pattern, linalg::Format format) {
-  const linalg::AnyMatrix<T> m = linalg::make_format(linalg::cast_values<T>(pattern), format);
-  std::size_t bytes = linalg::storage_bytes(m);
-  auto carry = [](std::size_t nnz) { return 2 * ((nnz + 31) / 32) * (sizeof(linalg::Index) + sizeof(T)); };
-  std::visit(
-      [&](const auto& f) {
-        using M = std::decay_t<decltype(f)>;
-        if constexpr (std::is_same_v<M, linalg::CooMatrix<T>>) bytes += carry(f.nnz());
-        if constexpr (std::is_same_v<M, linalg::HybMatrix<T>>) bytes += carry(f.coo.nnz());
-        if constexpr (std::is_same_v<M, linalg::DcooMatrix<T>>) bytes += carry(f.off.nnz());
-        if constexpr (std::is_same_v<M, linalg::DhybMatrix<T>>) bytes += carry(f.off.coo.nnz());
-      },
-      m);
-  if (!linalg::is_diagonal_first(format)) bytes += sizeof(int64_t) * std::size_t(pattern.rows);
+std::size_t operator_bytes(const NrSetup& s) {
+  std::size_t bytes = s.format_bytes_fp64 - std::size_t(s.map.value_count) * (sizeof(double) - sizeof(T));
+  const std::size_t coo = s.format_coo_nnz;
+  if (coo > 0) bytes += 2 * ((coo + 31) / 32) * (sizeof(linalg::Index) + sizeof(T));
+  if (!linalg::is_diagonal_first(s.format)) bytes += sizeof(int64_t) * std::size_t(3 * s.num_nodes);
   return bytes;
 }
 
@@ -214,7 +209,15 @@ template <class T>
 class DeviceEngine final : public NrEngine<T> {
  public:
   DeviceEngine(const EngineInput<T>& in, int device) : in_(in), n_(3 * in.setup->num_nodes) {
+    // Every buffer below (vectors, strategy, matrix, CG) is a DeviceBuffer: the tracked bytes
+    // this constructor adds are the engine's.
+    const std::size_t tracked_before = cuda_tracked_bytes();
     EB_CUDA_CHECK(cudaSetDevice(device));
+    // The strategy first: it checks its plan's bytes with everything allocated below. Strategies
+    // keep a reference to their problem: this copy lives as long as the engine.
+    problem_ = in.problem;
+    problem_.device_reserve_bytes = estimate_engine_bytes<T>(*in.setup, false);
+    strategy_ = make_strategy<T>(in.setup->strategy, problem_);
     EB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     for (auto& v : v_) v.resize(size_t(n_), "nr-neohookean vector");
     for (auto& v : v_) EB_CUDA_CHECK(cudaMemset(v.data(), 0, v.bytes()));
@@ -223,7 +226,6 @@ class DeviceEngine final : public NrEngine<T> {
     diag_.upload(in.setup->map.diag);
     slot_.resize(1, "element checks");
     partials_.resize(kNormBlocks, "norm partials");
-    strategy_ = make_strategy<T>(in.setup->strategy, in.problem);
     A_ = linalg::make_matrix_operator(linalg::cast_values<T>(in.setup->pattern), in.setup->format,
                                       linalg::Location::Device);
     cg_options_ = in.cg;
@@ -241,6 +243,7 @@ class DeviceEngine final : public NrEngine<T> {
       entry_idx_.resize(prescribed, "prescribed components");
       entry_val_.resize(prescribed, "prescribed values");
     }
+    bytes_ = cuda_tracked_bytes() - tracked_before;
   }
   ~DeviceEngine() override {
     cg_.reset();
@@ -354,7 +357,7 @@ class DeviceEngine final : public NrEngine<T> {
   }
   std::string describe_cg() const override { return "DCG_GPU (" + A_->name() + ")"; }
   AssemblyStrategy<T>& strategy() override { return *strategy_; }
-  std::size_t device_bytes() const override { return 0; }  // tracked by DeviceBuffer
+  std::size_t device_bytes() const override { return bytes_; }
 
  private:
   T* vec(Vec v) { return v_[int(v)].data(); }
@@ -374,10 +377,12 @@ class DeviceEngine final : public NrEngine<T> {
   std::vector<int32_t> entry_idx_host_;
   cuda::DeviceBuffer<ElementCheckSlot> slot_;
   cuda::DeviceBuffer<double> partials_;
+  AssemblyProblem<T> problem_;  // before strategy_, which refers to it
   std::unique_ptr<AssemblyStrategy<T>> strategy_;
   std::unique_ptr<linalg::LinearOperator<T>> A_;
   linalg::CgOptions cg_options_;
   std::unique_ptr<linalg::CgSolver<T>> cg_;
+  std::size_t bytes_ = 0;
   StageEvents events_;
 };
 
@@ -443,26 +448,31 @@ std::unique_ptr<NrEngine<T>> make_cuda_engine(const EngineInput<T>& in, int thre
   return std::make_unique<MixedEngine<T>>(in, threads, device);
 }
 
+// The engine's device bytes; with_strategy false: all but the assembly strategy's (which a
+// device strategy checks itself once its plan is built: AssemblyProblem::device_reserve_bytes).
 template <class T>
-std::size_t estimate_engine_bytes(const NrSetup& s) {
+std::size_t estimate_engine_bytes(const NrSetup& s, bool with_strategy) {
   const std::size_t n = std::size_t(3 * s.num_nodes);
-  const std::size_t op = operator_bytes<T>(s.pattern, s.format);
+  const std::size_t op = operator_bytes<T>(s);
   linalg::CgOptions o;
   o.tolerance = s.options.cg_tolerance;
   o.max_iterations = s.options.cg_max_iterations;
   const std::size_t cg = cg_bytes<T>(s, o);
   const StrategyInfo& info = find_strategy(s.strategy);
   if (info.location == linalg::Location::Host) return op + cg + 2 * n * sizeof(T);
-  const auto in = make_engine_input<T>(s, 1, 0);
   std::size_t prescribed = 0;
   for (const PrescribedNode& p : s.prescribed)
     for (int d = 0; d < 3; ++d) prescribed += (p.mask >> d) & 1;
-  return op + cg + (kVecs + 2) * n * sizeof(T) + n * sizeof(int32_t) + sizeof(ElementCheckSlot) + kNormBlocks * sizeof(double) +
-         prescribed * (sizeof(int32_t) + sizeof(T)) + estimate_strategy_bytes<T>(s.strategy, in->problem);
+  const std::size_t engine = op + cg + (kVecs + 2) * n * sizeof(T) + n * sizeof(int32_t) + sizeof(ElementCheckSlot) +
+                             kNormBlocks * sizeof(double) + prescribed * (sizeof(int32_t) + sizeof(T));
+  if (!with_strategy) return engine;
+  const auto in = make_engine_input<T>(s, 1, 0);
+  return engine + estimate_strategy_bytes<T>(s.strategy, in->problem);
 }
 
-std::size_t estimate_cuda_engine_bytes(const NrSetup& s, Precision p) {
-  return p == Precision::Fp32 ? estimate_engine_bytes<float>(s) : estimate_engine_bytes<double>(s);
+std::size_t estimate_cuda_engine_bytes(const NrSetup& s, Precision p, bool with_strategy) {
+  return p == Precision::Fp32 ? estimate_engine_bytes<float>(s, with_strategy)
+                              : estimate_engine_bytes<double>(s, with_strategy);
 }
 
 template <class T>

@@ -111,7 +111,9 @@ std::unique_ptr<NrEngine<T>> make_host_engine(const EngineInput<T>& in, int thre
 template <class T>
 std::unique_ptr<NrEngine<T>> make_cuda_engine(const EngineInput<T>& in, int threads, int device);
 // The device memory make_cuda_engine takes for `setup` (its estimate, from host sizes only).
-std::size_t estimate_cuda_engine_bytes(const NrSetup& setup, Precision precision);
+// with_strategy false leaves out the assembly strategy's, which needs its host plan built
+// (a device strategy checks its own bytes once it has built it).
+std::size_t estimate_cuda_engine_bytes(const NrSetup& setup, Precision precision, bool with_strategy = true);
 #endif
 
 }  // namespace eb::nr_neohookean

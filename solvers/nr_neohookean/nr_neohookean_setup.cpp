@@ -1,9 +1,12 @@
 #include "solvers/nr_neohookean/nr_neohookean_setup.h"
 
 #include <cmath>
+#include <type_traits>
+#include <variant>
 
 #include "meshes/errors.h"
 #include "meshes/reorder.h"
+#include "solvers/common/timers.h"
 #include "solvers/nr_neohookean/assembly_strategy.h"
 
 namespace eb::nr_neohookean {
@@ -93,6 +96,7 @@ NrSetup build_nr_setup(const Scenario& sc, const RunOptions& ro) {
   // steps that resolve most of the mesh's modes; 1 ms as bcsr-pcg.
   mo.default_dt = 1e-3;
   NrSetup s;
+  SetupLaps laps;
   static_cast<tet::TetModel&>(s) = tet::build_tet_model(sc, ro, mo);
   s.strategy = strategy;
   s.options = options;
@@ -108,8 +112,26 @@ NrSetup build_nr_setup(const Scenario& sc, const RunOptions& ro) {
   }
   s.mass_damping = s.density > 0 ? s.damping / s.density : 0.0;
   s.nr_tolerance = options.nr_tolerance > 0 ? options.nr_tolerance : (ro.precision == Precision::Fp32 ? 1e-5 : 1e-10);
+  laps.lap("model");
   s.pattern = linalg::element_pattern<double>(linalg::Index(s.num_nodes), 4, s.connectivity);
-  s.map = linalg::make_element_value_map(linalg::make_format(s.pattern, s.format), 4, s.connectivity, s.constrained);
+  laps.lap("pattern");
+  {
+    const linalg::AnyMatrix<double> formatted = linalg::make_format(s.pattern, s.format);
+    s.format_bytes_fp64 = linalg::storage_bytes(formatted);
+    std::visit(
+        [&](const auto& f) {
+          using M = std::decay_t<decltype(f)>;
+          if constexpr (std::is_same_v<M, linalg::CooMatrix<double>>) s.format_coo_nnz = f.nnz();
+          if constexpr (std::is_same_v<M, linalg::HybMatrix<double>>) s.format_coo_nnz = f.coo.nnz();
+          if constexpr (std::is_same_v<M, linalg::DcooMatrix<double>>) s.format_coo_nnz = f.off.nnz();
+          if constexpr (std::is_same_v<M, linalg::DhybMatrix<double>>) s.format_coo_nnz = f.off.coo.nnz();
+        },
+        formatted);
+    laps.lap("format");
+    s.map = linalg::make_element_value_map(formatted, 4, s.connectivity, s.constrained);
+  }
+  laps.lap("map");
+  s.setup_s = laps.laps();
   return s;
 }
 

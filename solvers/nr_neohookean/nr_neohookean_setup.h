@@ -85,6 +85,10 @@ struct NrSetup : tet::TetModel {
   double nr_tolerance = 0;           // options.nr_tolerance resolved for the run's precision
   linalg::AssembledMatrix<double> pattern;  // node-block pattern, zero values
   linalg::ElementValueMap map;               // of `pattern` in `format`
+  std::size_t format_bytes_fp64 = 0;         // storage_bytes of `pattern` in `format`, fp64 values
+  std::size_t format_coo_nnz = 0;            // entries of the format's COO part (COO, HYB, DCOO, DHYB)
+  // Seconds of the set-up's stages (model, pattern, format, map); the simulation adds its own.
+  std::vector<std::pair<std::string, double>> setup_s;
 
   nlohmann::json describe() const;
 };

@@ -87,6 +87,9 @@ nlohmann::json NrSimulation::details() const {
   }
   j["failed_steps"] = failed;
   j["steps_converged_at_rounding"] = at_rounding;
+  nlohmann::json laps = nlohmann::json::array();
+  for (const auto& [name, s] : setup_seconds()) laps.push_back({{"stage", name}, {"seconds", s}});
+  j["setup_s"] = laps;
   return j;
 }
 
@@ -97,9 +100,11 @@ namespace {
 template <class T>
 class NrSim final : public NrSimulation {
  public:
-  NrSim(NrSetup setup, Backend backend, Precision precision, int threads, int device)
+  NrSim(NrSetup setup, Backend backend, Precision precision, int threads, int device, std::size_t gpu_memory_limit)
       : NrSimulation(std::move(setup), backend, precision), threads_(threads) {
+    SetupLaps laps;
     in_ = make_engine_input<T>(setup_, threads, device);
+    in_->problem.gpu_memory_limit = gpu_memory_limit;
     EngineInput<T>& in = *in_;
     const size_t N = size_t(setup_.num_nodes);
     omp_set_num_threads(threads);
@@ -109,14 +114,29 @@ class NrSim final : public NrSimulation {
     else
 #endif
       engine_ = make_host_engine<T>(in, threads);
+    laps.lap("engine");
     std::vector<double> X(3 * N);
     for (size_t n = 0; n < N; ++n)
       for (int d = 0; d < 3; ++d) X[3 * n + size_t(d)] = setup_.nodes[n][size_t(d)];
     engine_->upload(Vec::PhiK, X);
     engine_->upload(Vec::Phi, X);
     engine_->upload(Vec::P, std::vector<double>(3 * N, 0.0));
-    const linalg::AnyMatrix<T> m = linalg::make_format(linalg::cast_values<T>(setup_.pattern), setup_.format);
-    spmv_bytes_ = double(linalg::storage_bytes(m)) + 2.0 * double(3 * N) * sizeof(T);
+    laps.lap("state");
+    // The format's bytes at T: the fp64 figure less the narrower values (padding included in both).
+    const double format_bytes =
+        double(setup_.format_bytes_fp64) - double(setup_.map.value_count) * double(sizeof(double) - sizeof(T));
+    spmv_bytes_ = format_bytes + 2.0 * double(3 * N) * sizeof(T);
+    engine_laps_ = laps.laps();
+  }
+
+  std::vector<std::pair<std::string, double>> setup_seconds() const override {
+    std::vector<std::pair<std::string, double>> all = setup_.setup_s;
+    for (const auto& [name, s] : engine_laps_) {
+      if (name == "engine")
+        for (const auto& [sub, t] : engine_->strategy().setup_seconds()) all.push_back({"engine: " + sub, t});
+      all.push_back({name, s});
+    }
+    return all;
   }
 
   void advance(int steps) override {
@@ -373,6 +393,7 @@ class NrSim final : public NrSimulation {
   double spmv_bytes_ = 0;  // the format's arrays, x and y once
   std::unique_ptr<EngineInput<T>> in_;
   std::unique_ptr<NrEngine<T>> engine_;
+  std::vector<std::pair<std::string, double>> engine_laps_;
 };
 
 }  // namespace
@@ -384,13 +405,15 @@ std::unique_ptr<NrSimulation> make_nr_simulation(const Scenario& sc, const RunOp
   if (o.backend == Backend::Cuda) throw RuntimeFailure("nr-neohookean: this build has no CUDA backend");
 #else
   if (o.backend == Backend::Cuda) {
-    require_device_memory(double(estimate_cuda_engine_bytes(s, o.precision)), "nr-neohookean cuda " + to_string(o.precision),
-                          o.device, o.gpu_memory_limit);
+    // An early refusal before the strategy's plan is built; the strategy checks its own bytes
+    // with these once it has (AssemblyProblem::device_reserve_bytes).
+    require_device_memory(double(estimate_cuda_engine_bytes(s, o.precision, false)),
+                          "nr-neohookean cuda " + to_string(o.precision), o.device, o.gpu_memory_limit);
   }
 #endif
   if (o.precision == Precision::Fp32)
-    return std::make_unique<NrSim<float>>(std::move(s), o.backend, o.precision, threads, o.device);
-  return std::make_unique<NrSim<double>>(std::move(s), o.backend, o.precision, threads, o.device);
+    return std::make_unique<NrSim<float>>(std::move(s), o.backend, o.precision, threads, o.device, o.gpu_memory_limit);
+  return std::make_unique<NrSim<double>>(std::move(s), o.backend, o.precision, threads, o.device, o.gpu_memory_limit);
 }
 
 std::unique_ptr<Simulation> make_nr_neohookean(const Scenario& sc, const RunOptions& o) { return make_nr_simulation(sc, o); }

@@ -62,6 +62,8 @@ class NrSimulation : public MeshSimulation {
   virtual AssemblyWork assembly_work() const = 0;
   virtual double spmv_bytes() const = 0;
   virtual std::size_t value_bytes() const = 0;
+  // Seconds per set-up stage, in order ("engine: plan" is inside "engine"); details()'s setup_s.
+  virtual std::vector<std::pair<std::string, double>> setup_seconds() const { return setup_.setup_s; }
 
  protected:
   // The external force at time t (curves at t) or at `static_factor` of the full loads (>= 0).

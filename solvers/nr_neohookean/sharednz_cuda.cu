@@ -11,7 +11,9 @@
 #include <string>
 
 #include "meshes/errors.h"
+#include "solvers/common/cuda_info.h"
 #include "solvers/common/cuda_utils.cuh"
+#include "solvers/common/timers.h"
 #include "solvers/nr_neohookean/sharednz_phases.h"
 
 namespace eb::nr_neohookean {
@@ -76,12 +78,15 @@ struct Variant {
 };
 
 template <class T>
-SharedNzPlan build_plan(const AssemblyProblem<T>& p, const Variant& v, const std::string& name) {
+SharedNzPlan build_plan(const AssemblyProblem<T>& p, const Variant& v, const std::string& name, SetupLaps* laps = nullptr) {
   if (!p.connectivity || !p.supplemental || !p.map) throw InputError(name + ": incomplete assembly problem");
   const mesh::NodePartition partition =
       mesh::partition_nodes(std::size_t(p.nodes), tets_of(*p.connectivity),
                             sharednz_budget(block_budget(p.device, v.budget), sizeof(T)), p.partitioner);
-  return make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition, v.block_lists, v.threads);
+  if (laps) laps->lap("partition");
+  SharedNzPlan plan = make_sharednz_plan(p.nodes, *p.connectivity, *p.map, partition, v.block_lists, v.threads);
+  if (laps) laps->lap("plan");
+  return plan;
 }
 
 template <class T>
@@ -97,7 +102,10 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
     EB_CUDA_CHECK(cudaSetDevice(p.device));
     int optin = 0;
     EB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device));
-    plan_ = build_plan(p, v, name_);
+    SetupLaps laps;
+    plan_ = build_plan(p, v, name_, &laps);
+    require_device_memory(double(plan_.device_bytes(sizeof(T), tet::supplemental_size(p.form)) + p.device_reserve_bytes),
+                          strategy_memory_label<T>(name_), p.device, p.gpu_memory_limit);
     shared_bytes_ = plan_.shared_bytes(sizeof(T));
     // The attribute is the function's, shared by every instance: set to the device maximum so that
     // a variant with a smaller budget does not lower it under a larger one.
@@ -116,7 +124,10 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
     args_ = sharednz_args(plan_, slot_ptr_, slot_record_, supp_, scatter_ptr_, scatter_, reduce_ptr_, reduce_, p.form,
                           p.lame);
     supp_values_ = tet::supplemental_size(p.form);
+    laps.lap("upload");
+    laps_ = laps.laps();
   }
+  std::vector<std::pair<std::string, double>> setup_seconds() const override { return laps_; }
 
   std::string name() const override { return name_; }
   linalg::Location location() const override { return linalg::Location::Device; }
@@ -155,6 +166,7 @@ class SharedNzCuda final : public AssemblyStrategy<T> {
   std::size_t shared_bytes_ = 0;
   int64_t supp_values_ = 9;
   SharedNzPlan plan_;
+  std::vector<std::pair<std::string, double>> laps_;
   SharedNzArgs<T> args_;
   cuda::DeviceBuffer<int64_t> slot_ptr_, scatter_ptr_, reduce_ptr_;
   cuda::DeviceBuffer<int32_t> slot_record_, scatter_, reduce_;

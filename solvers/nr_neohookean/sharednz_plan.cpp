@@ -240,19 +240,23 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
   plan.value_count = map.value_count;
   plan.partition = mesh::partition_stats(partition, std::size_t(E));
   const std::size_t parts = partition.parts();
+  // The slots are the partition's element lists, in order.
+  plan.slot_ptr.assign(partition.element_ptr.begin(), partition.element_ptr.end());
+  plan.slot_element.assign(partition.elements.begin(), partition.elements.end());
+  plan.slot_record.resize(plan.slot_element.size());
+  int64_t too_large = -1;
+#pragma omp parallel for schedule(dynamic, 64) reduction(max : too_large)
   for (std::size_t k = 0; k < parts; ++k) {
-    const int32_t* elems = partition.elements.data() + partition.element_ptr[k];
     const int64_t S = int64_t(partition.element_count(k));
-    plan.max_slots = std::max(plan.max_slots, S);
-    if (kStagedValuesPerElement * S >= (int64_t(1) << kValueBits) - 1)
-      throw InputError("SharedNZ: a partition of " + std::to_string(S) + " elements passes the plan's index range");
-    for (int64_t j = 0; j < S; ++j) {
-      const int32_t e = elems[j];
-      plan.slot_element.push_back(e);
-      plan.slot_record.push_back(partition.part_of[std::size_t(conn[std::size_t(4 * e)])] == int32_t(k) ? e : -1);
+    if (kStagedValuesPerElement * S >= (int64_t(1) << kValueBits) - 1) too_large = std::max(too_large, S);
+    for (int64_t s = plan.slot_ptr[k]; s < plan.slot_ptr[k + 1]; ++s) {
+      const int32_t e = plan.slot_element[std::size_t(s)];
+      plan.slot_record[std::size_t(s)] = partition.part_of[std::size_t(conn[std::size_t(4 * e)])] == int32_t(k) ? e : -1;
     }
-    plan.slot_ptr.push_back(int64_t(plan.slot_element.size()));
   }
+  if (too_large >= 0)
+    throw InputError("SharedNZ: a partition of " + std::to_string(too_large) + " elements passes the plan's index range");
+  for (std::size_t k = 0; k < parts; ++k) plan.max_slots = std::max(plan.max_slots, int64_t(partition.element_count(k)));
   // The blocks' packed arrays are independent: built in parallel, then concatenated in order.
   struct BlockArrays {
     std::vector<int32_t> scatter, reduce;
@@ -281,14 +285,23 @@ SharedNzPlan make_sharednz_plan(int64_t nodes, const std::vector<int32_t>& conn,
                plan.threads, out.reduce);
     }
   }
-  for (BlockArrays& b : per) {
-    plan.scatter.insert(plan.scatter.end(), b.scatter.begin(), b.scatter.end());
-    plan.scatter_ptr.push_back(int64_t(plan.scatter.size()));
-    plan.reduce.insert(plan.reduce.end(), b.reduce.begin(), b.reduce.end());
-    plan.reduce_ptr.push_back(int64_t(plan.reduce.size()));
-    plan.node_loads += b.node_loads;
-    plan.reduce_sources += b.sources;
-    b = BlockArrays();
+  // Concatenated in block order: offsets first, then the copies in parallel (at 10^8 elements
+  // the arrays hold GBs, and appending them one block at a time was serial).
+  plan.scatter_ptr.resize(parts + 1);
+  plan.reduce_ptr.resize(parts + 1);
+  for (std::size_t k = 0; k < parts; ++k) {
+    plan.scatter_ptr[k + 1] = plan.scatter_ptr[k] + int64_t(per[k].scatter.size());
+    plan.reduce_ptr[k + 1] = plan.reduce_ptr[k] + int64_t(per[k].reduce.size());
+    plan.node_loads += per[k].node_loads;
+    plan.reduce_sources += per[k].sources;
+  }
+  plan.scatter.resize(std::size_t(plan.scatter_ptr[parts]));
+  plan.reduce.resize(std::size_t(plan.reduce_ptr[parts]));
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t k = 0; k < parts; ++k) {
+    std::copy(per[k].scatter.begin(), per[k].scatter.end(), plan.scatter.begin() + plan.scatter_ptr[k]);
+    std::copy(per[k].reduce.begin(), per[k].reduce.end(), plan.reduce.begin() + plan.reduce_ptr[k]);
+    per[k] = BlockArrays();
   }
   return plan;
 }

@@ -71,5 +71,36 @@ INSTANTIATE_TEST_SUITE_P(
 #endif
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuVsCuda);
 
+// The set-up names its stages in details() (the scale part reports them), in the order they ran;
+// a device engine reports the bytes its buffers hold, so the scale part can skip the estimate.
+TEST(NrSetupStages, DetailsNameEveryStageAndTheDeviceBytes) {
+  EB_NR_SKIP_WITHOUT_DEVICE();
+  Scenario sc = cube(4, {});
+#if defined(EB_NR_TEST_CUDA)
+  sc.solver.variant = "sharednz";
+  const std::vector<std::string> want = {"model", "pattern", "format", "map", "engine: partition", "engine: plan",
+                                         "engine: upload", "engine", "state"};
+#else
+  const std::vector<std::string> want = {"model", "pattern", "format", "map", "engine", "state"};
+#endif
+  const std::size_t tracked_before = cuda_tracked_bytes();
+  auto sim = make_nr_simulation(sc, run_options(kBackend, Precision::Fp64));
+  const nlohmann::json laps = sim->details().at("setup_s");
+  std::vector<std::string> got;
+  for (const auto& lap : laps) {
+    got.push_back(lap.at("stage").get<std::string>());
+    const double s = lap.at("seconds").get<double>();
+    EXPECT_TRUE(std::isfinite(s) && s >= 0) << got.back() << ": " << s;
+  }
+  EXPECT_EQ(got, want);
+#if defined(EB_NR_TEST_CUDA)
+  EXPECT_GT(sim->device_bytes(), 0u);
+  EXPECT_EQ(sim->device_bytes(), cuda_tracked_bytes() - tracked_before);
+#else
+  EXPECT_EQ(sim->device_bytes(), 0u);
+  EXPECT_EQ(tracked_before, cuda_tracked_bytes());
+#endif
+}
+
 }  // namespace
 }  // namespace eb::nr_neohookean::test
