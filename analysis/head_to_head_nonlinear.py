@@ -13,6 +13,7 @@ its numbers and is left out of the figure. Uses only Debian's numpy, pandas and 
 import json
 import math
 import os
+import re
 import sys
 
 import matplotlib
@@ -263,7 +264,32 @@ def _scale_run(results_dir, title):
                       "elements the host's memory holds (predicted)", "run limited by", "elements run", "predicted GB",
                       "held GB (max of estimate, device_bytes)", "set-up s", "steps/s (min-max)", "validity"], body))
     md.append("")
+    stages = _setup_stage_lines(rows)
+    if stages:
+        md.append("Set-up by stage, as the method timed it in the largest run (`setup_stages`; a stage named "
+                  "'engine: X' is part of 'engine'):")
+        md.append("")
+        md.extend(stages)
+        md.append("")
     return "\n".join(md)
+
+
+def _setup_stage_lines(rows):
+    """One line per row whose method reported its set-up stages ("model 36.7 s; pattern 7.5 s; ..."),
+    seconds to one decimal."""
+    if "setup_stages" not in rows.columns:
+        return []
+    out = []
+    for _, r in rows.iterrows():
+        text = r.get("setup_stages")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        parts = []
+        for stage in text.split(";"):
+            m = re.fullmatch(r"(.+) ([0-9.eE+-]+) s", stage.strip())
+            parts.append(f"{m.group(1)} {float(m.group(2)):.1f} s" if m else stage.strip())
+        out.append(f"- {r['method']} ({int(float(r['elements'])):,} elements): " + "; ".join(parts) + ".")
+    return out
 
 
 def draw(results_dir, figures_dir):

@@ -165,6 +165,20 @@ with open(os.path.join(root, "h200", "head-to-head", "scale_rows.csv"), "w") as 
 text = head_to_head_nonlinear._scale(os.path.join(root, "h100", "head-to-head"))
 if "| 184.3 (+ 150.2 estimate) |" not in text or "| 119 | 178.7 |" not in text:
     failures.append(f"scale set-up cells: {text!r}")
+if "Set-up by stage" in text:
+    failures.append("a stage list without a setup_stages column")
+
+# A row with the method's own set-up stages gets a line of them under the table (one decimal);
+# rows without stages get none.
+with open(os.path.join(root, "h200", "head-to-head", "scale_rows.csv"), "w") as f:
+    f.write(cols + ",setup_stages\n")
+    f.write("nr-neohookean,sharednz,tet4,1100,1e8,2e7,setup time,73502580,1.1e10,,8e10,,394.6,0.66,1601,1461,valid,"
+            "model 36.679378932 s; engine: partition 152.87044 s; engine 299.787 s\n")
+    f.write("hexmg,vcycle,hex8,1541,7.7e7,,memory,7.6e7,1.2e11,,1.19e11,,178.7,2.09,477,478,valid,\n")
+text = head_to_head_nonlinear._scale(os.path.join(root, "h100", "head-to-head"))
+if "- nr-neohookean (73,502,580 elements): model 36.7 s; engine: partition 152.9 s; engine 299.8 s." not in text \
+        or "- hexmg" in text:
+    failures.append(f"scale set-up stages: {text!r}")
 
 # A run pinned to part of a shared host reads "U of N threads", and its meta's run_note follows the
 # source line: a reader of a CPU column learns which cores it had.
